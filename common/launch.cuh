@@ -1,0 +1,76 @@
+// Launching a kernel: grid, block, cluster shape and dynamic shared bytes in one place.
+// Step files launch only through `launch`, never with <<<>>> or cudaLaunchKernelEx, so that the
+// emulator can run the same launcher.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+#include <utility>
+
+#include "common/defs.cuh"
+#include "common/problem.h"
+
+namespace gemm {
+
+struct LaunchConfig {
+  dim3 grid{1, 1, 1};
+  dim3 block{128, 1, 1};
+  dim3 cluster{1, 1, 1};  // CTAs per cluster; the grid must be a multiple of it
+  size_t smem_bytes = 0;  // dynamic shared memory per CTA
+  cudaStream_t stream = nullptr;
+};
+
+inline Status cuda_failure(cudaError_t err, const char* what) {
+  return Status::failure(std::string(what) + ": " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
+}
+
+#if defined(__CUDACC__)
+
+// Launches `kernel` with `cfg`. Dynamic shared memory above 48 KB needs the kernel's attribute
+// raised first; a request above the device's opt-in limit is refused with the two numbers.
+template <class... KernelArgs, class... Args>
+Status launch(void (*kernel)(KernelArgs...), const LaunchConfig& cfg, Args&&... args) {
+  int device = 0;
+  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return cuda_failure(e, "cudaGetDevice");
+  int optin = 0;
+  if (cudaError_t e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+      e != cudaSuccess)
+    return cuda_failure(e, "cudaDeviceGetAttribute(MaxSharedMemoryPerBlockOptin)");
+  if (cfg.smem_bytes > static_cast<size_t>(optin))
+    return Status::failure("shared-memory limit: the kernel needs " + std::to_string(cfg.smem_bytes) +
+                           " bytes of shared memory per CTA, the device allows " + std::to_string(optin));
+  if (cfg.smem_bytes > 48 * 1024) {
+    if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(cfg.smem_bytes));
+        e != cudaSuccess)
+      return cuda_failure(e, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+  }
+  cudaLaunchConfig_t lc{};
+  lc.gridDim = cfg.grid;
+  lc.blockDim = cfg.block;
+  lc.dynamicSmemBytes = cfg.smem_bytes;
+  lc.stream = cfg.stream;
+  cudaLaunchAttribute attr[1]{};
+  if (cfg.cluster.x * cfg.cluster.y * cfg.cluster.z > 1) {
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = cfg.cluster.x;
+    attr[0].val.clusterDim.y = cfg.cluster.y;
+    attr[0].val.clusterDim.z = cfg.cluster.z;
+    lc.attrs = attr;
+    lc.numAttrs = 1;
+  }
+  if (cudaError_t e = cudaLaunchKernelEx(&lc, kernel, std::forward<Args>(args)...); e != cudaSuccess)
+    return cuda_failure(e, "kernel launch");
+  return {};
+}
+
+#elif defined(GEMM_EMULATED)
+
+// Implemented by the functional emulator: runs the kernel's CTAs as fibers on the CPU.
+template <class... KernelArgs, class... Args>
+Status launch(void (*kernel)(KernelArgs...), const LaunchConfig& cfg, Args&&... args);
+
+#endif
+
+}  // namespace gemm

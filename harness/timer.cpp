@@ -1,0 +1,57 @@
+#include "harness/timer.h"
+
+#include <algorithm>
+
+#include "harness/check.h"
+
+namespace gemm {
+namespace {
+
+// Events created and destroyed with their owner, even when a call throws.
+class Events {
+ public:
+  explicit Events(size_t count) : events_(count, nullptr) {
+    for (auto& e : events_) CUDA_CHECK(cudaEventCreate(&e));
+  }
+  ~Events() {
+    for (auto e : events_)
+      if (e) cudaEventDestroy(e);
+  }
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+  cudaEvent_t operator[](size_t i) const { return events_[i]; }
+
+ private:
+  std::vector<cudaEvent_t> events_;
+};
+
+}  // namespace
+
+std::vector<float> time_ms(cudaStream_t stream, const std::function<void()>& enqueue, int warmup, int iters) {
+  for (int i = 0; i < warmup; ++i) enqueue();
+  if (iters <= 0) return {};
+  // iters + 1 events: call i runs between event i and event i + 1.
+  Events events(static_cast<size_t>(iters) + 1);
+  CUDA_CHECK(cudaEventRecord(events[0], stream));
+  for (int i = 0; i < iters; ++i) {
+    enqueue();
+    CUDA_CHECK(cudaEventRecord(events[i + 1], stream));
+  }
+  CUDA_CHECK(cudaEventSynchronize(events[iters]));
+  CUDA_CHECK(cudaGetLastError());
+  std::vector<float> ms(static_cast<size_t>(iters));
+  for (int i = 0; i < iters; ++i) CUDA_CHECK(cudaEventElapsedTime(&ms[i], events[i], events[i + 1]));
+  return ms;
+}
+
+double median(std::vector<float> values) {
+  if (values.empty()) return 0;
+  const size_t mid = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + mid, values.end());
+  if (values.size() % 2) return values[mid];
+  const float upper = values[mid];
+  const float lower = *std::max_element(values.begin(), values.begin() + mid);
+  return (static_cast<double>(lower) + upper) / 2;
+}
+
+}  // namespace gemm

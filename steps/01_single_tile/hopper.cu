@@ -1,0 +1,118 @@
+// GEMM, step by step -- hopper track (sm_90a: H100, H200), step 1 of 10: a single tile.
+//
+//   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
+//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer
+//
+// D[128,128] = A[128,64] * B[128,64]^T with one warpgroup (128 threads) and wgmma.
+// The lesson: how operands are laid out in shared memory (the 128-byte swizzle), how a wgmma
+// descriptor points at them, and where the accumulator lives (registers, in the wgmma fragment).
+//
+//   1. Threads copy A and B from global memory into shared memory in the SW128 layout.
+//   2. Each writer fences its writes into the async proxy; a CTA barrier waits for all writers.
+//   3. The warpgroup issues 2 (M halves) x 4 (k16 slices) wgmma m64n128k16 and waits for them.
+//   4. Each thread converts its accumulator registers to fp16 and stores them to D.
+#include <cuda_fp16.h>
+
+#include "common/fence.cuh"
+#include "common/hopper/wgmma.cuh"
+#include "common/hopper/wgmma_desc.cuh"
+#include "common/launch.cuh"
+#include "common/problem.h"
+#include "common/smem.cuh"
+#include "common/swizzle.cuh"
+
+namespace gemm::step01::hopper {
+
+using namespace gemm::hopper;
+
+constexpr int kTileM = 128;
+constexpr int kTileN = 128;
+constexpr int kTileK = 64;       // one 128-byte swizzle atom of fp16
+constexpr int kThreads = 128;    // one warpgroup
+constexpr int kWgmmaM = 64;      // rows per wgmma: the 128-row tile takes two
+constexpr int kWgmmaK = 16;
+constexpr int kAccRegs = kWgmmaAccRegs<kTileN>;  // 64 f32 registers per thread per 64-row half
+
+// Both tiles are rows x 128 bytes in the SW128 layout; each starts on a 1024-byte boundary
+// (the swizzle pattern repeats every 8 rows = 1024 bytes, and the descriptors' base offset is 0).
+struct alignas(1024) SharedStorage {
+  __half a[kTileM * kTileK];  // 16 KB
+  __half b[kTileN * kTileK];  // 16 KB
+};
+static_assert(sizeof(SharedStorage::a) % 1024 == 0, "B must start on a 1024-byte boundary");
+
+// Copies a rows x 64 fp16 tile (row-major, leading dimension ld) into shared memory, SW128.
+__device__ void copy_tile_sw128(__half* tile, const __half* src, int rows, int64_t ld) {
+  for (int i = threadIdx.x; i < rows * 8; i += blockDim.x) {
+    const int row = i / 8;
+    const int chunk = i % 8;
+    const uint4 v = *reinterpret_cast<const uint4*>(src + row * ld + chunk * 8);
+    // BEGIN SOLUTION step01: 16-byte chunk c (0..7) of row r goes to byte sw128_offset(r, c) of the tile.
+    *reinterpret_cast<uint4*>(reinterpret_cast<char*>(tile) + sw128_offset(row, chunk)) = v;
+    // END SOLUTION step01
+  }
+}
+
+__global__ void __launch_bounds__(kThreads) kernel(const __half* A, const __half* B, __half* D) {
+  SharedStorage& smem = dynamic_smem<SharedStorage>();
+
+  copy_tile_sw128(smem.a, A, kTileM, kTileK);
+  copy_tile_sw128(smem.b, B, kTileN, kTileK);
+  // wgmma reads shared memory through the async proxy; the copies above were generic-proxy
+  // stores. Each writer fences its own stores, then the barrier waits for every writer.
+  fence_proxy_async_shared();
+  __syncthreads();
+
+  float acc[2][kAccRegs];  // rows 0-63 and 64-127 of the tile
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int i = 0; i < kAccRegs; ++i) acc[h][i] = 0.0f;
+
+  // BEGIN SOLUTION step01: descriptors of the SW128 tiles (start + 32 B per k16 slice, + 64 rows * 128 B per M half); accumulate from the second slice on.
+  wgmma_fence_operands(acc[0]);
+  wgmma_fence_operands(acc[1]);
+  wgmma_fence();  // the accumulators were written by ordinary instructions
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+#pragma unroll
+    for (int k = 0; k < kTileK / kWgmmaK; ++k) {
+      const uint32_t k_bytes = k * kWgmmaK * sizeof(__half);  // 32 B per k16 slice
+      const uint64_t a_desc = make_wgmma_desc_k_sw128(smem_addr(smem.a) + h * kWgmmaM * 128 + k_bytes);
+      const uint64_t b_desc = make_wgmma_desc_k_sw128(smem_addr(smem.b) + k_bytes);
+      wgmma_f32_f16_ss<kTileN>(acc[h], a_desc, b_desc, /*accumulate=*/k > 0);
+    }
+  }
+  wgmma_commit_group();
+  wgmma_wait_group<0>();  // the accumulators may be read only after a wait that covers them
+  wgmma_fence_operands(acc[0]);
+  wgmma_fence_operands(acc[1]);
+  // END SOLUTION step01
+
+  // Epilogue: registers -> fp16 -> global. Registers i and i+1 are adjacent columns of one row.
+  const int t = threadIdx.x;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+#pragma unroll
+    for (int i = 0; i < kAccRegs; i += 2) {
+      int row = 0, col = 0;
+      // BEGIN SOLUTION step01: thread t's register i sits at row wgmma_acc_row(t, i), column wgmma_acc_col(t, i) of its 64-row half.
+      row = h * kWgmmaM + wgmma_acc_row(t, i);
+      col = wgmma_acc_col(t, i);
+      // END SOLUTION step01
+      *reinterpret_cast<__half2*>(D + row * kTileN + col) = __floats2half2_rn(acc[h][i], acc[h][i + 1]);
+    }
+  }
+}
+
+Status run(const Problem& p, cudaStream_t stream) {
+  if (Status s = check_problem(Contract::single_tile, p); !s.ok()) return s;
+  LaunchConfig cfg;
+  cfg.grid = dim3(1);
+  cfg.block = dim3(kThreads);
+  cfg.smem_bytes = smem_bytes<SharedStorage>();
+  cfg.stream = stream;
+  return launch(kernel, cfg, p.a, p.b, p.d);
+}
+
+}  // namespace gemm::step01::hopper

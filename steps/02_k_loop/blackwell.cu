@@ -1,0 +1,173 @@
+// GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 2 of 10: the K loop.
+//
+//   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
+//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer
+//
+// D[128,128] = A[128,K] * B[128,K]^T, K a multiple of 64, 128 threads (4 warps).
+// The lesson (changed from step 1): accumulation over K. Shared memory holds one 64-wide K slice
+// of A and B at a time; the first MMA of the tile runs with enable_input_d = false (D = A*B,
+// whatever TMEM held) and every later one with true (D += A*B). The MMAs read shared memory
+// asynchronously, so each slice's MMAs are committed to the mbarrier and everyone waits for them
+// before the next slice overwrites shared memory: the mbarrier completes one phase per slice and
+// its phase parity flips each time.
+//
+//   0. Setup: warp 0 allocates 128 TMEM columns; thread 0 initialises the mbarrier; a CTA barrier.
+//   for each K slice s:
+//     1. threads copy the slice of A and B into shared memory (SW128);
+//     2. each writer fences into the async proxy; a CTA barrier waits for all writers;
+//     3. one thread issues 4 tcgen05.mma M128 N128 K16 and commits them to the mbarrier;
+//     4. all threads wait on the mbarrier, parity s & 1: the MMAs no longer read shared memory.
+//   then each warp reads its 32 TMEM lanes, converts to fp16 and stores to D; warp 0 frees TMEM.
+#include <cuda_fp16.h>
+
+#include "common/blackwell/descriptors.cuh"
+#include "common/blackwell/tcgen05.cuh"
+#include "common/blackwell/tmem.cuh"
+#include "common/fence.cuh"
+#include "common/launch.cuh"
+#include "common/mbarrier.cuh"
+#include "common/problem.h"
+#include "common/smem.cuh"
+#include "common/swizzle.cuh"
+#include "common/warp.cuh"
+
+namespace gemm::step02::blackwell {
+
+using namespace gemm::blackwell;
+
+constexpr int kTileM = 128;
+constexpr int kTileN = 128;
+constexpr int kTileK = 64;      // one 128-byte swizzle atom of fp16
+constexpr int kThreads = 128;   // 4 warps: one per quarter of the TMEM lanes
+constexpr int kLdColumns = 32;  // columns per tcgen05.ld.32x32b.x32
+// The fp32 accumulator takes one TMEM column per output column; an allocation is a power of 2
+// of at least 32 columns, and always spans all 128 lanes.
+constexpr uint32_t kTmemColumns = kTileN;
+static_assert(tmem_alloc_columns_ok(kTmemColumns), "tcgen05.alloc: a power of 2 in [32, 512] columns");
+// One MMA covers the whole tile: M128 N128 (K16), fp16 x fp16 -> fp32, A and B K-major. A
+// constant expression, so an illegal shape would not compile. 0x08200010.
+constexpr uint32_t kIdesc = make_idesc_f16(/*cta_group=*/1, kTileM, kTileN);
+
+// Both tiles are rows x 128 bytes in the SW128 layout; each starts on a 1024-byte boundary
+// (the swizzle pattern repeats every 8 rows = 1024 bytes, and the descriptors' base offset is 0).
+struct alignas(1024) SharedStorage {
+  __half a[kTileM * kTileK];  // 16 KB
+  __half b[kTileN * kTileK];  // 16 KB
+  uint64_t mma_done;          // mbarrier: tcgen05.commit arrives once the MMAs have completed
+  uint32_t tmem_base;         // tcgen05.alloc writes the accumulator's TMEM address here
+};
+static_assert(sizeof(SharedStorage::a) % 1024 == 0, "B must start on a 1024-byte boundary");
+
+// Copies a rows x 64 fp16 tile (row-major, leading dimension ld) into shared memory, SW128.
+__device__ void copy_tile_sw128(__half* tile, const __half* src, int rows, int64_t ld) {
+  for (int i = threadIdx.x; i < rows * 8; i += blockDim.x) {
+    const int row = i / 8;
+    const int chunk = i % 8;
+    const uint4 v = *reinterpret_cast<const uint4*>(src + row * ld + chunk * 8);
+    // BEGIN SOLUTION step01: 16-byte chunk c (0..7) of row r goes to byte sw128_offset(r, c) of the tile.
+    *reinterpret_cast<uint4*>(reinterpret_cast<char*>(tile) + sw128_offset(row, chunk)) = v;
+    // END SOLUTION step01
+  }
+}
+
+// Two fp32 accumulator cells (raw TMEM bits) rounded to fp16 and packed as D stores them: the
+// lower column in the low half.
+__device__ uint32_t pack_half2(uint32_t lo, uint32_t hi) {
+  const __half2_raw h = __floats2half2_rn(tmem_f32(lo), tmem_f32(hi));
+  return static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
+}
+
+__global__ void __launch_bounds__(kThreads) kernel(const __half* A, const __half* B, __half* D, int64_t K) {
+  SharedStorage& smem = dynamic_smem<SharedStorage>();
+
+  // Setup. TMEM is allocated by one whole warp (tcgen05.alloc is .sync.aligned) and freed by the
+  // same warp at the end; TMEM is not zeroed, the first MMA overwrites it.
+  if (warp_id() == 0) {
+    tmem_alloc<1, kTmemColumns>(&smem.tmem_base);
+    tmem_relinquish_alloc_permit<1>();  // no more allocations here: a waiting CTA may allocate
+  }
+  if (threadIdx.x == 0) {
+    mbarrier_init(&smem.mma_done, 1);  // one arrival completes a phase: the tcgen05.commit
+    fence_mbarrier_init();             // the init is visible to the async proxy before any commit
+  }
+  // The barrier publishes the mbarrier init and the TMEM address (an ordinary shared-memory write
+  // by tcgen05.alloc). The tcgen05 fences around it order warp 0's alloc before every thread's
+  // later tcgen05 operations (the MMAs, the loads).
+  tcgen05_fence_before_thread_sync();
+  __syncthreads();
+  tcgen05_fence_after_thread_sync();
+  const uint32_t tmem_acc = smem.tmem_base;  // lane 0, first allocated column
+
+  for (int64_t k0 = 0; k0 < K; k0 += kTileK) {
+    copy_tile_sw128(smem.a, A + k0, kTileM, K);
+    copy_tile_sw128(smem.b, B + k0, kTileN, K);
+    // tcgen05.mma reads shared memory through the async proxy; the copies above were generic-proxy
+    // stores. Each writer fences its own stores, then the barrier waits for every writer, and
+    // tcgen05.fence::after_thread_sync orders the MMAs below after the barrier.
+    fence_proxy_async_shared();
+    __syncthreads();
+    tcgen05_fence_after_thread_sync();
+
+    // BEGIN SOLUTION step02: enable_input_d is false only for the tile's very first MMA (first K slice, first k16 step); mma_done completes once per slice, so slice s waits on parity s & 1.
+    // One thread issues the MMAs (tcgen05.mma is not a warp-wide instruction). They run
+    // asynchronously and in issue order on the same accumulator.
+    if (threadIdx.x == 0) {
+#pragma unroll
+      for (int k = 0; k < kTileK / kMmaK; ++k) {
+        const uint32_t k_bytes = k * kMmaK * sizeof(__half);  // 32 B per k16 slice
+        const uint64_t a_desc = make_smem_desc_k_sw128(smem_addr(smem.a) + k_bytes);
+        const uint64_t b_desc = make_smem_desc_k_sw128(smem_addr(smem.b) + k_bytes);
+        tcgen05_mma_f16<1>(tmem_acc, a_desc, b_desc, kIdesc, /*enable_input_d=*/k0 > 0 || k > 0);
+      }
+      tcgen05_commit<1>(&smem.mma_done);  // one arrive once every MMA issued so far has completed
+    }
+    // Only the mbarrier tells that the MMAs have completed (a CTA barrier would prove only that
+    // they were issued): after this wait they no longer read shared memory, so the next slice may
+    // overwrite it, and after the last slice the accumulator is final.
+    const uint32_t phase = static_cast<uint32_t>(k0 / kTileK) & 1;
+    mbarrier_wait(&smem.mma_done, phase, WaitTag{"mma_done", "k_loop"});
+    // END SOLUTION step02
+    tcgen05_fence_after_thread_sync();  // orders later tcgen05 operations (MMA, ld) after the wait
+  }
+
+  // Epilogue: TMEM -> registers -> fp16 -> global, 32 columns per tcgen05.ld.
+  const int warp = warp_id();
+#pragma unroll
+  for (int c = 0; c < kTileN; c += kLdColumns) {
+    int row = 0;
+    uint32_t taddr = 0;
+    // BEGIN SOLUTION step01: warp w may read only TMEM lanes 32*(w%4)..+31 (tmem_lane_base); thread t of the warp gets lane base + t, i.e. tile row base + t.
+    row = static_cast<int>(tmem_lane_base(warp)) + lane_id();
+    taddr = tmem_addr(tmem_acc, tmem_lane_base(warp), c);
+    // END SOLUTION step01
+    uint32_t v[kLdColumns];  // columns c .. c+31 of this thread's row, fp32 bits
+    tmem_ld_32x32b_x32(taddr, v);
+    tmem_wait_ld();          // the loaded registers are valid only after the wait
+    tmem_fence_operands(v);  // ... and the compiler must not read them before it
+#pragma unroll
+    for (int j = 0; j < kLdColumns; j += 8) {  // 8 fp16 = one 16-byte store
+      const uint4 packed = make_uint4(pack_half2(v[j], v[j + 1]), pack_half2(v[j + 2], v[j + 3]),
+                                      pack_half2(v[j + 4], v[j + 5]), pack_half2(v[j + 6], v[j + 7]));
+      *reinterpret_cast<uint4*>(D + row * kTileN + c + j) = packed;
+    }
+  }
+
+  // Teardown. Every thread's tcgen05.ld has completed (wait::ld above); the fences and the barrier
+  // order them all before warp 0's dealloc, so no warp still reads the columns being freed.
+  tcgen05_fence_before_thread_sync();
+  __syncthreads();
+  tcgen05_fence_after_thread_sync();
+  if (warp_id() == 0) tmem_dealloc<1, kTmemColumns>(tmem_acc);
+}
+
+Status run(const Problem& p, cudaStream_t stream) {
+  if (Status s = check_problem(Contract::k_loop, p); !s.ok()) return s;
+  LaunchConfig cfg;
+  cfg.grid = dim3(1);
+  cfg.block = dim3(kThreads);
+  cfg.smem_bytes = smem_bytes<SharedStorage>();
+  cfg.stream = stream;
+  return launch(kernel, cfg, p.a, p.b, p.d, p.k);
+}
+
+}  // namespace gemm::step02::blackwell

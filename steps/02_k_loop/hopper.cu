@@ -1,0 +1,125 @@
+// GEMM, step by step -- hopper track (sm_90a: H100, H200), step 2 of 10: the K loop.
+//
+//   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
+//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer
+//
+// D[128,128] = A[128,K] * B[128,K]^T, K a multiple of 64, one warpgroup.
+// The lesson (changed from step 1): accumulation over K. Shared memory holds one 64-wide K slice
+// of A and B at a time; the first wgmma of the tile runs with scale-d = 0 (D = A*B, whatever the
+// registers held) and every later one with scale-d = 1 (D += A*B).
+//
+//   for each K slice:
+//     1. threads copy the slice of A and B into shared memory (SW128);
+//     2. each writer fences into the async proxy; a CTA barrier waits for all writers;
+//     3. the warpgroup issues 2 x 4 wgmma m64n128k16 and waits for them;
+//     4. a CTA barrier: nobody overwrites shared memory before every warp's wgmmas are done.
+//   then each thread converts its accumulators to fp16 and stores them to D.
+#include <cuda_fp16.h>
+
+#include "common/fence.cuh"
+#include "common/hopper/wgmma.cuh"
+#include "common/hopper/wgmma_desc.cuh"
+#include "common/launch.cuh"
+#include "common/problem.h"
+#include "common/smem.cuh"
+#include "common/swizzle.cuh"
+
+namespace gemm::step02::hopper {
+
+using namespace gemm::hopper;
+
+constexpr int kTileM = 128;
+constexpr int kTileN = 128;
+constexpr int kTileK = 64;       // one 128-byte swizzle atom of fp16
+constexpr int kThreads = 128;    // one warpgroup
+constexpr int kWgmmaM = 64;      // rows per wgmma: the 128-row tile takes two
+constexpr int kWgmmaK = 16;
+constexpr int kAccRegs = kWgmmaAccRegs<kTileN>;  // 64 f32 registers per thread per 64-row half
+
+// Both tiles are rows x 128 bytes in the SW128 layout; each starts on a 1024-byte boundary
+// (the swizzle pattern repeats every 8 rows = 1024 bytes, and the descriptors' base offset is 0).
+struct alignas(1024) SharedStorage {
+  __half a[kTileM * kTileK];  // 16 KB
+  __half b[kTileN * kTileK];  // 16 KB
+};
+static_assert(sizeof(SharedStorage::a) % 1024 == 0, "B must start on a 1024-byte boundary");
+
+// Copies a rows x 64 fp16 tile (row-major, leading dimension ld) into shared memory, SW128.
+__device__ void copy_tile_sw128(__half* tile, const __half* src, int rows, int64_t ld) {
+  for (int i = threadIdx.x; i < rows * 8; i += blockDim.x) {
+    const int row = i / 8;
+    const int chunk = i % 8;
+    const uint4 v = *reinterpret_cast<const uint4*>(src + row * ld + chunk * 8);
+    // BEGIN SOLUTION step01: 16-byte chunk c (0..7) of row r goes to byte sw128_offset(r, c) of the tile.
+    *reinterpret_cast<uint4*>(reinterpret_cast<char*>(tile) + sw128_offset(row, chunk)) = v;
+    // END SOLUTION step01
+  }
+}
+
+__global__ void __launch_bounds__(kThreads) kernel(const __half* A, const __half* B, __half* D, int64_t K) {
+  SharedStorage& smem = dynamic_smem<SharedStorage>();
+
+  float acc[2][kAccRegs];  // rows 0-63 and 64-127 of the tile
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int i = 0; i < kAccRegs; ++i) acc[h][i] = 0.0f;
+
+  for (int64_t k0 = 0; k0 < K; k0 += kTileK) {
+    copy_tile_sw128(smem.a, A + k0, kTileM, K);
+    copy_tile_sw128(smem.b, B + k0, kTileN, K);
+    // wgmma reads shared memory through the async proxy; the copies above were generic-proxy
+    // stores. Each writer fences its own stores, then the barrier waits for every writer.
+    fence_proxy_async_shared();
+    __syncthreads();
+
+    // BEGIN SOLUTION step02: scale-d is 0 only for the tile's very first wgmma (first K slice, first k16 step).
+    wgmma_fence_operands(acc[0]);
+    wgmma_fence_operands(acc[1]);
+    wgmma_fence();  // orders the accumulators' earlier accesses before the wgmmas below
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+#pragma unroll
+      for (int k = 0; k < kTileK / kWgmmaK; ++k) {
+        const uint32_t k_bytes = k * kWgmmaK * sizeof(__half);  // 32 B per k16 slice
+        const uint64_t a_desc = make_wgmma_desc_k_sw128(smem_addr(smem.a) + h * kWgmmaM * 128 + k_bytes);
+        const uint64_t b_desc = make_wgmma_desc_k_sw128(smem_addr(smem.b) + k_bytes);
+        wgmma_f32_f16_ss<kTileN>(acc[h], a_desc, b_desc, /*accumulate=*/k0 > 0 || k > 0);
+      }
+    }
+    wgmma_commit_group();
+    wgmma_wait_group<0>();  // this warp's share of the wgmmas has finished reading shared memory
+    wgmma_fence_operands(acc[0]);
+    wgmma_fence_operands(acc[1]);
+    // Every warp has passed its wait: the next slice may overwrite shared memory.
+    __syncthreads();
+    // END SOLUTION step02
+  }
+
+  // Epilogue: registers -> fp16 -> global. Registers i and i+1 are adjacent columns of one row.
+  const int t = threadIdx.x;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+#pragma unroll
+    for (int i = 0; i < kAccRegs; i += 2) {
+      int row = 0, col = 0;
+      // BEGIN SOLUTION step01: thread t's register i sits at row wgmma_acc_row(t, i), column wgmma_acc_col(t, i) of its 64-row half.
+      row = h * kWgmmaM + wgmma_acc_row(t, i);
+      col = wgmma_acc_col(t, i);
+      // END SOLUTION step01
+      *reinterpret_cast<__half2*>(D + row * kTileN + col) = __floats2half2_rn(acc[h][i], acc[h][i + 1]);
+    }
+  }
+}
+
+Status run(const Problem& p, cudaStream_t stream) {
+  if (Status s = check_problem(Contract::k_loop, p); !s.ok()) return s;
+  LaunchConfig cfg;
+  cfg.grid = dim3(1);
+  cfg.block = dim3(kThreads);
+  cfg.smem_bytes = smem_bytes<SharedStorage>();
+  cfg.stream = stream;
+  return launch(kernel, cfg, p.a, p.b, p.d, p.k);
+}
+
+}  // namespace gemm::step02::hopper

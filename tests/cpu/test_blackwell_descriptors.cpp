@@ -1,0 +1,257 @@
+// The blackwell encoders (common/blackwell/descriptors.cuh, tmem.cuh) against values worked out
+// by hand from the PTX ISA tables: the instruction descriptor (#tcgen05-instruction-descriptor),
+// the shared-memory descriptor (#tcgen05-shared-memory-descriptor), the legal .kind::f16 shapes
+// (#tcgen05-kind-shapes) and TMEM addressing (#tensor-memory-addressing). Every expected value is
+// a literal derived in the comment above it, never computed by the code under test.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "common/blackwell/descriptors.cuh"
+#include "common/blackwell/tcgen05.cuh"
+#include "common/blackwell/tmem.cuh"
+
+namespace {
+
+using namespace gemm::blackwell;
+
+uint64_t bits(uint64_t v, int lo, int hi) { return (v >> lo) & ((uint64_t{1} << (hi - lo + 1)) - 1); }
+
+// ---------------------------------------------------------------------------------------------
+// Instruction descriptor, .kind::f16, D = F32, A/B K-major, dense.
+// ---------------------------------------------------------------------------------------------
+
+TEST(BlackwellIdesc, WorkedValuesF16) {
+  // (1<<4) dtype F32 | (128>>3)<<17 | (128>>4)<<24 = 0x10 | 0x200000 | 0x8000000
+  EXPECT_EQ(make_idesc_f16(1, 128, 128), 0x08200010u);
+  // (1<<4) | (256>>3)<<17 | (128>>4)<<24 = 0x10 | (32<<17 = 0x400000) | 0x8000000
+  EXPECT_EQ(make_idesc_f16(1, 128, 256), 0x08400010u);
+  // (1<<4) | (128>>3)<<17 | (64>>4)<<24 = 0x10 | 0x200000 | (4<<24 = 0x4000000)
+  EXPECT_EQ(make_idesc_f16(1, 64, 128), 0x04200010u);
+  // cta_group::2, the pair's M: (1<<4) | (128>>3)<<17 | (256>>4)<<24 = 0x10 | 0x200000 | (16<<24 = 0x10000000)
+  EXPECT_EQ(make_idesc_f16(2, 256, 128), 0x10200010u);
+  // (1<<4) | (256>>3)<<17 | (256>>4)<<24 = 0x10 | 0x400000 | 0x10000000
+  EXPECT_EQ(make_idesc_f16(2, 256, 256), 0x10400010u);
+  // Smallest shapes: (1<<4) | (8>>3)<<17 | (64>>4)<<24 = 0x10 | 0x20000 | 0x4000000
+  EXPECT_EQ(make_idesc_f16(1, 64, 8), 0x04020010u);
+  // (1<<4) | (16>>3)<<17 | (128>>4)<<24 = 0x10 | 0x40000 | 0x8000000
+  EXPECT_EQ(make_idesc_f16(1, 128, 16), 0x08040010u);
+  // The idesc does not encode the cta_group: M128 N16 under ::2 is the same word as under ::1.
+  EXPECT_EQ(make_idesc_f16(2, 128, 16), 0x08040010u);
+  // Default input type is fp16.
+  EXPECT_EQ(make_idesc_f16(1, 128, 128, MmaInput::f16), 0x08200010u);
+}
+
+TEST(BlackwellIdesc, WorkedValuesBf16) {
+  // bf16 adds atype (1<<7) = 0x80 and btype (1<<10) = 0x400: low bits 0x10 | 0x80 | 0x400 = 0x490.
+  // 0x08200000 | 0x490
+  EXPECT_EQ(make_idesc_f16(1, 128, 128, MmaInput::bf16), 0x08200490u);
+  // 0x08400000 | 0x490
+  EXPECT_EQ(make_idesc_f16(1, 128, 256, MmaInput::bf16), 0x08400490u);
+  // 0x10200000 | 0x490
+  EXPECT_EQ(make_idesc_f16(2, 256, 128, MmaInput::bf16), 0x10200490u);
+  // 0x10400000 | 0x490
+  EXPECT_EQ(make_idesc_f16(2, 256, 256, MmaInput::bf16), 0x10400490u);
+  // 0x04200000 | 0x490
+  EXPECT_EQ(make_idesc_f16(1, 64, 128, MmaInput::bf16), 0x04200490u);
+}
+
+TEST(BlackwellIdesc, FieldByField) {
+  const uint32_t d = make_idesc_f16(2, 256, 256);
+  EXPECT_EQ(bits(d, 0, 1), 0u);    // sparsity selector
+  EXPECT_EQ(bits(d, 2, 2), 0u);    // dense
+  EXPECT_EQ(bits(d, 3, 3), 0u);    // no saturate
+  EXPECT_EQ(bits(d, 4, 5), 1u);    // dtype F32
+  EXPECT_EQ(bits(d, 6, 6), 0u);    // reserved
+  EXPECT_EQ(bits(d, 7, 9), 0u);    // atype F16
+  EXPECT_EQ(bits(d, 10, 12), 0u);  // btype F16
+  EXPECT_EQ(bits(d, 13, 14), 0u);  // no negation
+  EXPECT_EQ(bits(d, 15, 15), 0u);  // A K-major
+  EXPECT_EQ(bits(d, 16, 16), 0u);  // B K-major
+  EXPECT_EQ(bits(d, 17, 22), 32u);  // N >> 3 = 256 / 8
+  EXPECT_EQ(bits(d, 23, 23), 0u);  // reserved
+  EXPECT_EQ(bits(d, 24, 28), 16u);  // M >> 4 = 256 / 16
+  EXPECT_EQ(bits(d, 29, 31), 0u);  // reserved, no .ws max shift
+
+  const uint32_t b = make_idesc_f16(1, 64, 8, MmaInput::bf16);
+  EXPECT_EQ(bits(b, 7, 9), 1u);    // atype BF16
+  EXPECT_EQ(bits(b, 10, 12), 1u);  // btype BF16
+  EXPECT_EQ(bits(b, 17, 22), 1u);  // 8 >> 3
+  EXPECT_EQ(bits(b, 24, 28), 4u);  // 64 >> 4
+}
+
+TEST(BlackwellIdesc, ShapeRules) {
+  // cta_group::1: M in {64, 128}; M = 64: N % 8, 8..256; M = 128: N % 16, 16..256 (the stricter
+  // CUTLASS/DeepGEMM rule; the PTX table allows steps of 8 for both).
+  EXPECT_TRUE(idesc_f16_shape_ok(1, 64, 8));
+  EXPECT_TRUE(idesc_f16_shape_ok(1, 64, 120));
+  EXPECT_TRUE(idesc_f16_shape_ok(1, 64, 256));
+  EXPECT_TRUE(idesc_f16_shape_ok(1, 128, 16));
+  EXPECT_TRUE(idesc_f16_shape_ok(1, 128, 128));
+  EXPECT_TRUE(idesc_f16_shape_ok(1, 128, 256));
+  EXPECT_FALSE(idesc_f16_shape_ok(1, 128, 8));    // below 16 for M = 128
+  EXPECT_FALSE(idesc_f16_shape_ok(1, 128, 120));  // not a multiple of 16
+  EXPECT_FALSE(idesc_f16_shape_ok(1, 64, 12));    // not a multiple of 8
+  EXPECT_FALSE(idesc_f16_shape_ok(1, 64, 0));
+  EXPECT_FALSE(idesc_f16_shape_ok(1, 64, 264));   // above 256
+  EXPECT_FALSE(idesc_f16_shape_ok(1, 128, 272));
+  EXPECT_FALSE(idesc_f16_shape_ok(1, 128, -16));
+  EXPECT_FALSE(idesc_f16_shape_ok(1, 256, 128));  // M = 256 needs the CTA pair
+  EXPECT_FALSE(idesc_f16_shape_ok(1, 32, 128));   // M = 32 is .ws only
+  EXPECT_FALSE(idesc_f16_shape_ok(1, 96, 128));
+  // cta_group::2: M in {128, 256}, N % 16, 16..256.
+  EXPECT_TRUE(idesc_f16_shape_ok(2, 128, 16));
+  EXPECT_TRUE(idesc_f16_shape_ok(2, 256, 16));
+  EXPECT_TRUE(idesc_f16_shape_ok(2, 256, 256));
+  EXPECT_FALSE(idesc_f16_shape_ok(2, 256, 8));
+  EXPECT_FALSE(idesc_f16_shape_ok(2, 256, 24));
+  EXPECT_FALSE(idesc_f16_shape_ok(2, 256, 272));
+  EXPECT_FALSE(idesc_f16_shape_ok(2, 64, 128));
+  EXPECT_FALSE(idesc_f16_shape_ok(2, 512, 128));
+  // No other cta_group.
+  EXPECT_FALSE(idesc_f16_shape_ok(0, 128, 128));
+  EXPECT_FALSE(idesc_f16_shape_ok(3, 128, 128));
+  EXPECT_FALSE(idesc_f16_shape_ok(4, 256, 256));
+}
+
+// An illegal shape in a constant expression does not compile: make_idesc_f16 then reaches a
+// non-constexpr function, so it is no constant and cannot be a template argument.
+template <int G, int M, int N>
+concept IdescIsConstant = requires { typename std::integral_constant<uint32_t, make_idesc_f16(G, M, N)>; };
+static_assert(IdescIsConstant<1, 128, 128>);
+static_assert(IdescIsConstant<2, 256, 256>);
+static_assert(!IdescIsConstant<1, 128, 120>);
+static_assert(!IdescIsConstant<1, 256, 256>);
+static_assert(!IdescIsConstant<2, 256, 8>);
+static_assert(!IdescIsConstant<2, 64, 128>);
+
+template <uint32_t Lbo, uint32_t Sbo>
+concept SmemDescIsConstant =
+    requires { typename std::integral_constant<uint64_t, make_smem_desc(0x400, Lbo, Sbo, SmemLayout::swizzle_128b)>; };
+static_assert(SmemDescIsConstant<16, 1024>);
+static_assert(!SmemDescIsConstant<8, 1024>);        // LBO not a multiple of 16
+static_assert(!SmemDescIsConstant<16, 1000>);       // SBO not a multiple of 16
+static_assert(!SmemDescIsConstant<16, 1u << 18>);   // SBO does not fit 14 bits after >> 4
+
+// ---------------------------------------------------------------------------------------------
+// Shared-memory descriptor (sm100).
+// ---------------------------------------------------------------------------------------------
+
+TEST(BlackwellSmemDesc, WorkedValueSw128) {
+  // K-major SW128 tile at shared address 0x400: start 0x400>>4 = 0x40; LBO 16 B -> field 1 << 16 =
+  // 0x10000; SBO 1024 B -> field 64 << 32 = 0x40'0000'0000; bit 46 (bits 46-48 = 0b001) =
+  // 0x4000'0000'0000; layout SWIZZLE_128B = 2 << 61 = 0x4000'0000'0000'0000.
+  // Sum: 0x4000'0000'0000'0000 | 0x4000'0000'0000 | 0x40'0000'0000 | 0x10000 | 0x40.
+  EXPECT_EQ(make_smem_desc_k_sw128(0x400), 0x4000404000010040ull);
+  EXPECT_EQ(make_smem_desc(0x400, 16, 1024, SmemLayout::swizzle_128b), 0x4000404000010040ull);
+  // LBO written as 0 (DeepGEMM's choice; unused for swizzled K-major): the 0x10000 term drops.
+  EXPECT_EQ(make_smem_desc(0x400, 0, 1024, SmemLayout::swizzle_128b), 0x4000404000000040ull);
+  // At shared address 0 only the constant part remains: 0x4000'4040'0001'0000.
+  EXPECT_EQ(make_smem_desc_k_sw128(0), 0x4000404000010000ull);
+}
+
+TEST(BlackwellSmemDesc, K16Advance) {
+  // One k16 slice = 16 fp16 = 32 B of a K-major row: start field +32>>4 = +2.
+  // 0x400 + 32 = 0x420 -> 0x42; + 64 -> 0x44; + 96 -> 0x46 (the 4 MMAs of a 64-wide atom).
+  EXPECT_EQ(make_smem_desc_k_sw128(0x400 + 32), 0x4000404000010042ull);
+  EXPECT_EQ(make_smem_desc_k_sw128(0x400 + 64), 0x4000404000010044ull);
+  EXPECT_EQ(make_smem_desc_k_sw128(0x400 + 96), 0x4000404000010046ull);
+  // The advance touches the low 14-bit field only: the descriptors differ by exactly 2.
+  EXPECT_EQ(make_smem_desc_k_sw128(0x8400 + 32) - make_smem_desc_k_sw128(0x8400), 2ull);
+  // A tile 16 KiB further (the B tile after a 128 x 64 A tile): 0x4400 >> 4 = 0x440.
+  EXPECT_EQ(make_smem_desc_k_sw128(0x4400), 0x4000404000010440ull);
+}
+
+TEST(BlackwellSmemDesc, StartAddressField) {
+  // Bits 0-13 hold (addr & 0x3FFFF) >> 4: 0x3FFF0 -> 0x3FFF, the largest start field.
+  EXPECT_EQ(bits(make_smem_desc_k_sw128(0x3FFF0), 0, 13), 0x3FFFull);
+  // Address bits above 17 are dropped: 0x40400 & 0x3FFFF = 0x400 -> 0x40.
+  EXPECT_EQ(bits(make_smem_desc_k_sw128(0x40400), 0, 13), 0x40ull);
+  // The low 4 bits are dropped (addresses are 16-byte aligned): 0x40F -> 0x40.
+  EXPECT_EQ(bits(make_smem_desc_k_sw128(0x40F), 0, 13), 0x40ull);
+}
+
+TEST(BlackwellSmemDesc, FieldByField) {
+  const uint64_t d = make_smem_desc_k_sw128(0x1C00);
+  EXPECT_EQ(bits(d, 0, 13), 0x1C0ull);  // 0x1C00 >> 4
+  EXPECT_EQ(bits(d, 14, 15), 0ull);     // reserved
+  EXPECT_EQ(bits(d, 16, 29), 1ull);     // LBO 16 B >> 4
+  EXPECT_EQ(bits(d, 30, 31), 0ull);     // reserved
+  EXPECT_EQ(bits(d, 32, 45), 64ull);    // SBO 1024 B >> 4
+  EXPECT_EQ(bits(d, 46, 48), 1ull);     // fixed constant 0b001 (bit 46 set)
+  EXPECT_EQ(bits(d, 46, 46), 1ull);
+  EXPECT_EQ(bits(d, 49, 51), 0ull);     // base offset 0
+  EXPECT_EQ(bits(d, 52, 52), 0ull);     // LBO mode: relative
+  EXPECT_EQ(bits(d, 53, 60), 0ull);     // fixed 0
+  EXPECT_EQ(bits(d, 61, 63), 2ull);     // SWIZZLE_128B
+}
+
+TEST(BlackwellSmemDesc, LayoutCodes) {
+  // Bits 61-63: none 0, 128B_base32B 1, 128B 2, 64B 4, 32B 6 -- always with bit 46 (0x4000'0000'0000).
+  EXPECT_EQ(make_smem_desc(0, 0, 0, SmemLayout::none), 0x0000400000000000ull);
+  // 1 << 61 = 0x2000'0000'0000'0000
+  EXPECT_EQ(make_smem_desc(0, 0, 0, SmemLayout::swizzle_128b_base32b), 0x2000400000000000ull);
+  // 2 << 61 = 0x4000'0000'0000'0000
+  EXPECT_EQ(make_smem_desc(0, 0, 0, SmemLayout::swizzle_128b), 0x4000400000000000ull);
+  // 4 << 61 = 0x8000'0000'0000'0000
+  EXPECT_EQ(make_smem_desc(0, 0, 0, SmemLayout::swizzle_64b), 0x8000400000000000ull);
+  // 6 << 61 = 0xC000'0000'0000'0000
+  EXPECT_EQ(make_smem_desc(0, 0, 0, SmemLayout::swizzle_32b), 0xC000400000000000ull);
+  // No-swizzle K-major core-matrix layout, LBO 2048 B (field 128 << 16 = 0x800000), SBO 128 B
+  // (field 8 << 32 = 0x8'0000'0000), start 0x2000 (field 0x200): 0x4008'0080'0200.
+  EXPECT_EQ(make_smem_desc(0x2000, 2048, 128, SmemLayout::none), 0x0000400800800200ull);
+}
+
+// ---------------------------------------------------------------------------------------------
+// TMEM addresses and allocation rules.
+// ---------------------------------------------------------------------------------------------
+
+TEST(BlackwellTmem, Address) {
+  // lane in bits 31-16, column in bits 15-0.
+  EXPECT_EQ(tmem_addr(0, 0, 0), 0x00000000u);
+  // lane 32 -> 32 << 16 = 0x200000
+  EXPECT_EQ(tmem_addr(0, 32, 0), 0x00200000u);
+  // lane 96, column 64 -> 0x600000 | 0x40
+  EXPECT_EQ(tmem_addr(0, 96, 64), 0x00600040u);
+  // lane 127, column 511 -> 0x7F0000 | 0x1FF
+  EXPECT_EQ(tmem_addr(0, 127, 511), 0x007F01FFu);
+  // A base at column 128 (0x80): lane 64, 32 columns further -> 0x400000 | 0xA0
+  EXPECT_EQ(tmem_addr(0x80, 64, 32), 0x004000A0u);
+  EXPECT_EQ(tmem_addr_lane(0x007F01FFu), 127u);
+  EXPECT_EQ(tmem_addr_column(0x007F01FFu), 511u);
+}
+
+TEST(BlackwellTmem, WarpLaneQuarter) {
+  // Warp w reaches lanes 32*(w%4) .. 32*(w%4)+31.
+  EXPECT_EQ(tmem_lane_base(0), 0u);
+  EXPECT_EQ(tmem_lane_base(1), 32u);
+  EXPECT_EQ(tmem_lane_base(2), 64u);
+  EXPECT_EQ(tmem_lane_base(3), 96u);
+  EXPECT_EQ(tmem_lane_base(4), 0u);
+  EXPECT_EQ(tmem_lane_base(7), 96u);
+  EXPECT_EQ(tmem_lane_base(9), 32u);
+}
+
+TEST(BlackwellTmem, AllocColumns) {
+  // A power of 2 in [32, 512].
+  for (uint32_t n : {32u, 64u, 128u, 256u, 512u}) EXPECT_TRUE(tmem_alloc_columns_ok(n)) << n;
+  for (uint32_t n : {0u, 1u, 16u, 48u, 96u, 129u, 384u, 1024u}) EXPECT_FALSE(tmem_alloc_columns_ok(n)) << n;
+  EXPECT_EQ(kTmemLanes, 128u);
+  EXPECT_EQ(kTmemColumns, 512u);
+}
+
+TEST(BlackwellTmem, F32Bits) {
+  // IEEE-754 binary32: 0x3F800000 = 1.0, 0xC0000000 = -2.0, 0x3EA00000 = 0.3125 (1.25 * 2^-2).
+  EXPECT_EQ(tmem_f32(0x3F800000u), 1.0f);
+  EXPECT_EQ(tmem_f32(0xC0000000u), -2.0f);
+  EXPECT_EQ(tmem_f32(0x3EA00000u), 0.3125f);
+  EXPECT_EQ(tmem_f32(0u), 0.0f);
+}
+
+TEST(BlackwellMma, KPerInstruction) {
+  // .kind::f16: K = 16 per instruction (32 bytes of fp16).
+  EXPECT_EQ(kMmaK, 16);
+}
+
+}  // namespace

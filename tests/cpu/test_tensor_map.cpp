@@ -1,0 +1,117 @@
+// The host rules of make_tensor_map_2d (common/tensor_map.h): each bad argument is refused with a
+// Status naming its rule, before the driver is asked, so these run without a GPU or driver.
+#include "common/tensor_map.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+namespace gemm {
+namespace {
+
+// Addresses only: nothing is dereferenced on the host, the encoder is never reached.
+const void* fake_address(uintptr_t a) { return reinterpret_cast<const void*>(a); }
+constexpr uintptr_t kAligned = 0x7f0000001000;
+
+void expect_rule(const Status& s, const std::string& rule) {
+  ASSERT_FALSE(s.ok()) << "expected a failure naming: " << rule;
+  EXPECT_NE(s.message().find(rule), std::string::npos) << "message: " << s.message();
+  EXPECT_EQ(s.message().rfind("tensor map: ", 0), 0u) << "message: " << s.message();
+}
+
+TEST(TensorMap, ValidOperandAndEpilogueMapsPassTheHostRules) {
+  CUtensorMap map{};
+  // A or B: rows x K, box {64 cols, 128 rows}, SW128.
+  EXPECT_TRUE(check_tensor_map_2d(&map, fake_address(kAligned), 4096, 4096, 128, 64, Swizzle::b128).ok());
+  // D, swizzled epilogue: box of 64 columns.
+  EXPECT_TRUE(check_tensor_map_2d(&map, fake_address(kAligned), 4096, 4096, 128, 64, Swizzle::b128).ok());
+  // D, plain epilogue: up to 256 columns.
+  EXPECT_TRUE(check_tensor_map_2d(&map, fake_address(kAligned), 1, 8, 256, 256, Swizzle::none).ok());
+  // The edges of each rule: 8 columns (16-byte stride), a 1 x 8 box, the largest dimension.
+  EXPECT_TRUE(check_tensor_map_2d(&map, fake_address(kAligned), 1, 8, 1, 8, Swizzle::b128).ok());
+  EXPECT_TRUE(check_tensor_map_2d(&map, fake_address(kAligned), uint64_t{1} << 32, 8, 1, 8, Swizzle::none).ok());
+}
+
+TEST(TensorMap, MisalignedBase) {
+  CUtensorMap map{};
+  expect_rule(make_tensor_map_2d(&map, fake_address(kAligned + 8), 128, 64, 128, 64, Swizzle::b128),
+              "base address must be 16-byte aligned");
+  expect_rule(make_tensor_map_2d(&map, fake_address(kAligned + 2), 128, 64, 128, 64, Swizzle::none),
+              "base address must be 16-byte aligned");
+}
+
+TEST(TensorMap, NullPointers) {
+  CUtensorMap map{};
+  expect_rule(make_tensor_map_2d(&map, nullptr, 128, 64, 128, 64, Swizzle::b128), "global base address is null");
+  expect_rule(make_tensor_map_2d(nullptr, fake_address(kAligned), 128, 64, 128, 64, Swizzle::b128),
+              "output CUtensorMap pointer is null");
+}
+
+TEST(TensorMap, MisalignedOutput) {
+  alignas(64) unsigned char storage[sizeof(CUtensorMap) + 64];
+  auto* misaligned = reinterpret_cast<CUtensorMap*>(storage + 16);
+  expect_rule(make_tensor_map_2d(misaligned, fake_address(kAligned), 128, 64, 128, 64, Swizzle::b128),
+              "CUtensorMap must be 64-byte aligned");
+}
+
+TEST(TensorMap, RowStrideNotAMultipleOf16) {
+  CUtensorMap map{};
+  // 100 fp16 = 200 bytes per row: not a multiple of 16.
+  expect_rule(make_tensor_map_2d(&map, fake_address(kAligned), 128, 100, 128, 64, Swizzle::b128),
+              "row stride (cols * 2 bytes) must be a multiple of 16 bytes");
+  expect_rule(make_tensor_map_2d(&map, fake_address(kAligned), 128, 4, 128, 8, Swizzle::none),
+              "row stride (cols * 2 bytes) must be a multiple of 16 bytes");
+}
+
+TEST(TensorMap, GlobalDimensions) {
+  CUtensorMap map{};
+  expect_rule(make_tensor_map_2d(&map, fake_address(kAligned), 0, 64, 128, 64, Swizzle::b128),
+              "each global dimension must be in 1..2^32");
+  expect_rule(make_tensor_map_2d(&map, fake_address(kAligned), (uint64_t{1} << 32) + 1, 64, 128, 64, Swizzle::b128),
+              "each global dimension must be in 1..2^32");
+  expect_rule(make_tensor_map_2d(&map, fake_address(kAligned), 1, (uint64_t{1} << 32) + 8, 1, 8, Swizzle::none),
+              "each global dimension must be in 1..2^32");
+}
+
+TEST(TensorMap, BoxDimensions) {
+  CUtensorMap map{};
+  expect_rule(make_tensor_map_2d(&map, fake_address(kAligned), 4096, 4096, 0, 64, Swizzle::b128),
+              "each box dimension must be in 1..256");
+  expect_rule(make_tensor_map_2d(&map, fake_address(kAligned), 4096, 4096, 257, 64, Swizzle::b128),
+              "each box dimension must be in 1..256");
+  expect_rule(make_tensor_map_2d(&map, fake_address(kAligned), 4096, 4096, 128, 264, Swizzle::none),
+              "each box dimension must be in 1..256");
+}
+
+TEST(TensorMap, InnerBoxBytesMultipleOf16) {
+  CUtensorMap map{};
+  // 12 fp16 = 24 bytes.
+  expect_rule(make_tensor_map_2d(&map, fake_address(kAligned), 4096, 4096, 128, 12, Swizzle::none),
+              "inner dimension (box_cols * 2 bytes) must be a multiple of 16");
+}
+
+TEST(TensorMap, Swizzle128BoxAtMost64Fp16) {
+  CUtensorMap map{};
+  // 128 fp16 = 256 bytes: wider than the 128-byte swizzle span (the driver says INVALID_VALUE).
+  expect_rule(make_tensor_map_2d(&map, fake_address(kAligned), 4096, 4096, 64, 128, Swizzle::b128),
+              "with the 128-byte swizzle the box's inner dimension must be at most 128 bytes");
+  expect_rule(make_tensor_map_2d(&map, fake_address(kAligned), 4096, 4096, 128, 72, Swizzle::b128),
+              "at most 128 bytes, i.e. 64 fp16");
+  // The same box without swizzle is legal (the plain epilogue's 128 x 64 boxes).
+  EXPECT_TRUE(check_tensor_map_2d(&map, fake_address(kAligned), 4096, 4096, 64, 128, Swizzle::none).ok());
+}
+
+// A valid call reaches the driver: with one it encodes (the encoder reads no memory, so the fake
+// address is fine); without one (CI) the Status says the driver or its entry point is missing.
+TEST(TensorMap, ValidCallEncodesOrNamesTheMissingDriver) {
+  CUtensorMap map{};
+  const Status s = make_tensor_map_2d(&map, fake_address(kAligned), 4096, 4096, 128, 64, Swizzle::b128);
+  if (!s.ok()) {
+    EXPECT_EQ(s.message().rfind("tensor map: ", 0), 0u) << s.message();
+    EXPECT_NE(s.message().find("cuTensorMapEncodeTiled"), std::string::npos) << s.message();
+  }
+}
+
+}  // namespace
+}  // namespace gemm

@@ -1,0 +1,156 @@
+// GPU tests of the harness itself: the device fill is the host hash bit for bit, cuBLAS agrees
+// with the CPU reference (bit for bit in exact mode), the timer and the device query work, the
+// poison and the guard band work end to end, and run_and_check reports what a step did or failed
+// to do. Skipped, with the reason, where there is no GPU.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "harness/backend.h"
+#include "harness/compare.h"
+#include "harness/device.h"
+#include "harness/reference.h"
+#include "harness/run.h"
+#include "harness/timer.h"
+
+namespace gemm {
+
+// How gtest (and so ctest's test names) print a mode.
+static void PrintTo(InputMode mode, std::ostream* os) { *os << input_mode_name(mode); }
+
+namespace {
+
+class GpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!gpu_available(&why)) GTEST_SKIP() << why;
+    backend_ = make_cuda_backend();
+  }
+  std::unique_ptr<Backend> backend_;
+};
+
+class FillTest : public GpuTest, public ::testing::WithParamInterface<InputMode> {};
+
+TEST_P(FillTest, DeviceFillIsHostHash) {
+  const size_t count = (size_t{1} << 21) + 13;  // more than one pass of the grid-stride loop, and a tail
+  const uint64_t seed = operand_seed(12345, Operand::b);
+  DeviceBuffer<__half> device(*backend_, count);
+  backend_->fill(device.get(), count, seed, GetParam());
+  const std::vector<__half> got = device.to_host();
+  std::vector<__half> want(count);
+  fill_host(want.data(), count, seed, GetParam());
+  for (size_t i = 0; i < count; ++i)
+    ASSERT_EQ(half_bits(got[i]), half_bits(want[i])) << "element " << i << " differs";
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, FillTest, ::testing::Values(InputMode::float_uniform, InputMode::exact_int),
+                         [](const ::testing::TestParamInfo<InputMode>& info) {
+                           return info.param == InputMode::exact_int ? "Exact" : "Float";
+                         });
+
+// Exact mode's premise: with K <= 512 every sum is exact, so any summation order (cuBLAS's, the
+// CPU's) gives the same bits.
+TEST_F(GpuTest, CublasEqualsCpuReferenceInExactMode) {
+  CublasReference cublas(backend_->stream());
+  CpuReference cpu;
+  for (const Problem& shape : {Problem{128, 128, 64}, Problem{200, 136, 72}, Problem{333, 264, 512}}) {
+    SCOPED_TRACE(shape_string(shape));
+    Operands ops(*backend_, shape, 7, InputMode::exact_int);
+    const std::vector<__half> want = cpu.expected(*backend_, ops.problem());
+    const std::vector<__half> got = cublas.expected(*backend_, ops.problem());
+    const CompareResult r = compare(got, 0, want, shape.m, shape.n, InputMode::exact_int);
+    EXPECT_TRUE(r.ok) << summary(r);
+  }
+}
+
+// Float mode: cuBLAS (fp32 sums) and the CPU reference (double sums) round differently now and
+// then, and agree within the float tolerance.
+TEST_F(GpuTest, CublasIsCloseToCpuReferenceInFloatMode) {
+  CublasReference cublas(backend_->stream());
+  CpuReference cpu;
+  const Problem shape{200, 136, 1000};
+  Operands ops(*backend_, shape, 7, InputMode::float_uniform);
+  const CompareResult r = compare(cublas.expected(*backend_, ops.problem()), 0, cpu.expected(*backend_, ops.problem()),
+                                  shape.m, shape.n, InputMode::float_uniform);
+  EXPECT_TRUE(r.ok) << summary(r);
+  RecordProperty("max_abs_err", std::to_string(r.max_abs_err));
+}
+
+TEST_F(GpuTest, TimerTimesEachCall) {
+  CublasReference cublas(backend_->stream());
+  Operands ops(*backend_, Problem{512, 512, 512}, 1, InputMode::float_uniform);
+  const std::vector<float> ms = time_ms(backend_->stream(), [&] { cublas.run(ops.problem()); }, 1, 5);
+  ASSERT_EQ(ms.size(), 5u);
+  for (float t : ms) EXPECT_GT(t, 0.0f);
+  EXPECT_GT(median(ms), 0.0);
+}
+
+TEST_F(GpuTest, DeviceInfoDescribesTheGpu) {
+  const DeviceInfo d = query_device();
+  EXPECT_FALSE(d.name.empty());
+  EXPECT_GT(d.sm_count, 0);
+  EXPECT_GT(d.clock_mhz, 0);
+  EXPECT_GT(d.l2_bytes, 0);
+  EXPECT_GT(d.smem_optin_bytes, 48 * 1024);
+  EXPECT_GE(d.driver_version, d.runtime_version) << "the runtime needs a driver at least as new";
+  const std::string line = describe(d);
+  EXPECT_EQ(line.rfind(d.name + ", " + std::to_string(d.sm_count) + " SMs, ", 0), 0u) << line;
+  RecordProperty("gpu", line);
+}
+
+TEST_F(GpuTest, PoisonAndGuardsRoundTrip) {
+  const int64_t m = 200, n = 136;
+  GuardedOutput out(*backend_, m * n);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(out.d()) % 16, 0u);
+  out.poison();
+  EXPECT_TRUE(is_untouched(out.to_host(), out.guard));
+
+  // A whole D written: it matches itself, and the allocation is no longer untouched.
+  std::vector<__half> want(m * n);
+  fill_host(want.data(), want.size(), 3, InputMode::float_uniform);
+  backend_->copy_to_device(out.d(), want.data(), want.size() * sizeof(__half));
+  EXPECT_TRUE(compare(out.to_host(), out.guard, want, m, n, InputMode::float_uniform).ok);
+  EXPECT_FALSE(is_untouched(out.to_host(), out.guard));
+
+  // One element on either side of D.
+  const __half one = __float2half(1.0f);
+  backend_->copy_to_device(out.d() + m * n, &one, sizeof one);
+  EXPECT_EQ(compare(out.to_host(), out.guard, want, m, n, InputMode::float_uniform).reason,
+            "guard touched after D at offset 0");
+  backend_->copy_to_device(out.d() - 1, &one, sizeof one);
+  EXPECT_EQ(compare(out.to_host(), out.guard, want, m, n, InputMode::float_uniform).reason,
+            "guard touched before D at offset -1");
+
+  out.poison();  // and back
+  EXPECT_TRUE(is_untouched(out.to_host(), out.guard));
+}
+
+TEST_F(GpuTest, StepThatWritesNothingIsUnwritten) {
+  const StepFn writes_nothing = [](const Problem&, cudaStream_t) { return Status{}; };
+  CublasReference cublas(backend_->stream());
+  Operands ops(*backend_, Problem{128, 128, 64}, 1, InputMode::float_uniform);
+  const CheckOutcome out = run_and_check(*backend_, writes_nothing, ops, cublas);
+  ASSERT_TRUE(out.status.ok()) << out.status.message();
+  EXPECT_FALSE(out.result.ok);
+  EXPECT_EQ(out.result.reason, "unwritten (still poisoned)");
+  EXPECT_EQ(out.result.row, 0);
+  EXPECT_EQ(out.result.col, 0);
+  EXPECT_EQ(out.result.bad_count, 128 * 128);
+}
+
+TEST_F(GpuTest, StepFailureComesBackAsItsStatus) {
+  const StepFn refuses = [](const Problem&, cudaStream_t) { return Status::failure("shape: not this one"); };
+  CublasReference cublas(backend_->stream());
+  Operands ops(*backend_, Problem{128, 128, 64}, 1, InputMode::float_uniform);
+  const CheckOutcome out = run_and_check(*backend_, refuses, ops, cublas);
+  EXPECT_EQ(out.status.message(), "shape: not this one");
+  EXPECT_TRUE(is_untouched(ops.d.to_host(), ops.d.guard));
+}
+
+}  // namespace
+}  // namespace gemm
