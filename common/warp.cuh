@@ -26,6 +26,11 @@ GEMM_DEVICE bool elect_one_sync() {
   return pred != 0;
 }
 
+// Reconverges the warp: every lane waits here for the others. Needed before a `.sync.aligned`
+// instruction (tcgen05.ld, wgmma) that follows divergent code such as an mbarrier spin loop.
+// https://docs.nvidia.com/cuda/parallel-thread-execution/#parallel-synchronization-and-communication-instructions-bar-warp-sync
+GEMM_DEVICE void warp_sync() { asm volatile("bar.warp.sync 0xffffffff;" ::: "memory"); }
+
 // Broadcasts `value` from `src_lane` to the whole warp. PTX `shfl.sync.idx`.
 // https://docs.nvidia.com/cuda/parallel-thread-execution/#data-movement-and-conversion-instructions-shfl-sync
 GEMM_DEVICE uint32_t shfl_broadcast(uint32_t value, int src_lane) {
@@ -38,6 +43,7 @@ GEMM_DEVICE uint32_t shfl_broadcast(uint32_t value, int src_lane) {
 #elif defined(GEMM_EMULATED)
 
 bool elect_one_sync();
+void warp_sync();
 uint32_t shfl_broadcast(uint32_t value, int src_lane);
 
 #endif

@@ -31,7 +31,7 @@ namespace gemm::blackwell {
 //   cta_group::1: M in {64, 128}, N in {8, 16, ..., 256} (steps of 8);
 //   cta_group::2: M in {128, 256} (the pair's M: 2 CTAs x M/2 rows), N in {16, 32, ..., 256}.
 // We enforce one rule stricter than the PTX table: cta_group::1 with M = 128 needs N a multiple of
-// 16, as current CUTLASS (SM100_MMA_F16BF16_SS) and DeepGEMM assert. Every shape the steps use
+// 16, as DeepGEMM asserts (CUTLASS asserts it for its TMEM-A "_TS" variants). Every shape the steps use
 // (N = 128 or 256) is legal under both; a rejected legal shape costs nothing, an accepted illegal
 // one would be an illegal-instruction fault on hardware we cannot test on.
 // An illegal shape in a constant expression (`constexpr uint32_t kIdesc = make_idesc_f16(...)`)

@@ -124,6 +124,10 @@ __global__ void __launch_bounds__(kThreads) kernel(const __half* A, const __half
   mbarrier_wait(&smem.mma_done, 0, WaitTag{"mma_done", "epilogue"});
   tcgen05_fence_after_thread_sync();  // orders the tcgen05.ld below after the wait
 
+  // tcgen05.ld is .sync.aligned: the whole warp must execute it together. The mbarrier spin loop
+  // above may leave the lanes diverged (each lane retries on its own), so reconverge explicitly.
+  warp_sync();
+
   // Epilogue: TMEM -> registers -> fp16 -> global, 32 columns per tcgen05.ld.
   const int warp = warp_id();
 #pragma unroll

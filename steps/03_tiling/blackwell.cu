@@ -54,6 +54,7 @@ struct alignas(1024) SharedStorage {
   uint32_t tmem_base;         // tcgen05.alloc writes the accumulator's TMEM address here
 };
 static_assert(sizeof(SharedStorage::a) % 1024 == 0, "B must start on a 1024-byte boundary");
+static_assert(kTileM == kTileN, "copy_tile_sw128 copies kTileM rows of A and of B");
 
 // Copies the 128 x 64 tile at (row0, k0) of a rows x K row-major matrix into shared memory,
 // SW128; rows >= rows and columns >= K become zeros.
@@ -141,6 +142,10 @@ __global__ void __launch_bounds__(kThreads)
     // END SOLUTION step02
     tcgen05_fence_after_thread_sync();  // orders later tcgen05 operations (MMA, ld) after the wait
   }
+
+  // tcgen05.ld is .sync.aligned: the whole warp must execute it together. The mbarrier spin loop
+  // above may leave the lanes diverged (each lane retries on its own), so reconverge explicitly.
+  warp_sync();
 
   // Epilogue: TMEM -> registers -> fp16 -> global, 32 columns per tcgen05.ld.
   const int warp = warp_id();

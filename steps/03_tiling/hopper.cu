@@ -41,6 +41,7 @@ struct alignas(1024) SharedStorage {
   __half b[kTileN * kTileK];  // 16 KB
 };
 static_assert(sizeof(SharedStorage::a) % 1024 == 0, "B must start on a 1024-byte boundary");
+static_assert(kTileM == kTileN, "copy_tile_sw128 copies kTileM rows of A and of B");
 
 // Copies the 128 x 64 tile at (row0, k0) of a rows x K row-major matrix into shared memory,
 // SW128; rows >= rows and columns >= K become zeros.

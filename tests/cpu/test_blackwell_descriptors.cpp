@@ -83,7 +83,7 @@ TEST(BlackwellIdesc, FieldByField) {
 
 TEST(BlackwellIdesc, ShapeRules) {
   // cta_group::1: M in {64, 128}; M = 64: N % 8, 8..256; M = 128: N % 16, 16..256 (the stricter
-  // CUTLASS/DeepGEMM rule; the PTX table allows steps of 8 for both).
+  // DeepGEMM rule; the PTX table allows steps of 8 for both).
   EXPECT_TRUE(idesc_f16_shape_ok(1, 64, 8));
   EXPECT_TRUE(idesc_f16_shape_ok(1, 64, 120));
   EXPECT_TRUE(idesc_f16_shape_ok(1, 64, 256));
