@@ -67,9 +67,44 @@ Status launch(void (*kernel)(KernelArgs...), const LaunchConfig& cfg, Args&&... 
 
 #elif defined(GEMM_EMULATED)
 
-// Implemented by the functional emulator: runs the kernel's CTAs as fibers on the CPU.
+}  // namespace gemm
+
+#include <tuple>        // already included by the prelude, before it poisons `asm`
+#include <type_traits>
+
+namespace gemm {
+
+namespace emu {
+// The functional emulator (common/emu/): runs the grid of `cfg` on the CPU and returns when it is
+// done, one fiber per thread, the CTAs of a cluster together, cluster after cluster. body(ctx) is
+// one thread's kernel call. A failure names the rule the kernel broke, or is the deadlock report.
+Status launch_grid(const LaunchConfig& cfg, void (*body)(void*), void* ctx);
+}  // namespace emu
+
+// In gemm::emulated (common/emu/prelude.h): the GPU build instantiates a `launch` of the same
+// signature for the same kernel type, which must not be merged with this one at link time.
+inline namespace emulated {
+
+// The emulated launch: the arguments are converted to the kernel's parameter types now, as
+// cudaLaunchKernelEx does, and every emulated thread calls the kernel with its own copy of them.
 template <class... KernelArgs, class... Args>
-Status launch(void (*kernel)(KernelArgs...), const LaunchConfig& cfg, Args&&... args);
+Status launch(void (*kernel)(KernelArgs...), const LaunchConfig& cfg, Args&&... args) {
+  static_assert(sizeof...(KernelArgs) == sizeof...(Args), "launch: the kernel takes a different number of arguments");
+  struct Call {
+    void (*kernel)(KernelArgs...);
+    std::tuple<std::decay_t<KernelArgs>...> params;
+  };
+  Call call{kernel, std::tuple<std::decay_t<KernelArgs>...>(std::forward<Args>(args)...)};
+  return emu::launch_grid(
+      cfg,
+      [](void* p) {
+        Call* c = static_cast<Call*>(p);
+        std::apply(c->kernel, c->params);
+      },
+      &call);
+}
+
+}  // namespace emulated
 
 #endif
 

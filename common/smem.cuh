@@ -36,10 +36,11 @@ GEMM_DEVICE T& dynamic_smem() {
 #elif defined(GEMM_EMULATED)
 
 uint32_t smem_addr(const void* p);
-void* dynamic_smem_base(size_t alignment);
+// This CTA's dynamic shared memory rounded up to `alignment`; `bytes` must fit behind the padding.
+void* dynamic_smem_base(size_t alignment, size_t bytes);
 template <class T>
 T& dynamic_smem() {
-  return *static_cast<T*>(dynamic_smem_base(alignof(T)));
+  return *static_cast<T*>(dynamic_smem_base(alignof(T), sizeof(T)));
 }
 
 #endif

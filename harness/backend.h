@@ -51,6 +51,17 @@ class Backend {
 // The CUDA backend on `device`, with a stream of its own. Throws NoGpu when there is no GPU.
 std::unique_ptr<Backend> make_cuda_backend(int device = 0);
 
+// The emulator backend (common/emu/, docs/emulator.md): host memory, the same hash fill and
+// poison, and run() calls a step's emulated launcher (StepInfo::emulated), whose launch runs the
+// grid on the functional emulator, synchronously. Each run uses `sm_count` and `seed` (the order
+// in which threads run and asynchronous work completes), and watches the output allocation for
+// writes outside D and elements of D written twice. No GPU is needed; stream() is null.
+struct EmuSettings {
+  int sm_count = 4;
+  uint64_t seed = 1;
+};
+std::unique_ptr<Backend> make_emu_backend(const EmuSettings& settings = {});
+
 // Whether a CUDA GPU is usable here. False where the runtime finds no device or no driver, with
 // the reason in *why ("no GPU: cudaGetDeviceCount returned cudaErrorInsufficientDriver ...");
 // any other failure of cudaGetDeviceCount throws gemm::Error (that is a broken set-up, not a

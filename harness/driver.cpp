@@ -3,12 +3,16 @@
 #include <charconv>
 #include <cstdio>
 #include <exception>
+#include <random>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
+#include "common/emu/emu.h"
 #include "harness/backend.h"
 #include "harness/device.h"
 #include "harness/reference.h"
+#include "harness/rotation.h"
 #include "harness/run.h"
 #include "harness/timer.h"
 
@@ -34,6 +38,71 @@ std::string parse_number(std::string_view flag, std::string_view text, T& out) {
   return {};
 }
 
+// Writes D (the M x N elements inside the guard band) to `path`: raw fp16, row-major.
+bool dump_d(const std::string& path, const Operands& ops) {
+  const std::vector<__half> all = ops.d.to_host();
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  const size_t count = static_cast<size_t>(ops.m * ops.n);
+  const bool ok = f && std::fwrite(all.data() + ops.d.guard, sizeof(__half), count, f) == count;
+  if (f) std::fclose(f);
+  if (!ok) print_error("--dump-d: cannot write " + path);
+  else std::printf("D written to:   %s (%lld x %lld fp16, row-major, raw)\n", path.c_str(),
+                   static_cast<long long>(ops.m), static_cast<long long>(ops.n));
+  return ok;
+}
+
+// Runs the step on the emulator, once per track asked for (both by default), against the CPU
+// reference; prints one block per track.
+int run_emulated(const StepInfo& info, const DriverOptions& opt) {
+  uint64_t seed = opt.emu_seed;
+  if (!opt.emu_seed_given) {
+    std::random_device rd;
+    seed = (uint64_t{rd()} << 32) | rd();
+  }
+  std::vector<Track> tracks;
+  if (opt.track != TrackRequest::blackwell) tracks.push_back(Track::hopper);
+  if (opt.track != TrackRequest::hopper) tracks.push_back(Track::blackwell);
+  int rc = kExitMatch;
+  for (size_t i = 0; i < tracks.size(); ++i) {
+    const Track track = tracks[i];
+    if (i > 0) std::printf("\n");
+    std::printf("step %02d (%s), %s track, emulated\n", info.number, info.name, track_name(track));
+    std::printf("device:         emulator, %d SMs, seed %llu (replay: --emu-seed %llu)\n", opt.emu_sms,
+                static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed));
+    std::printf("shape:          M=%lld N=%lld K=%lld\n", static_cast<long long>(opt.m), static_cast<long long>(opt.n),
+                static_cast<long long>(opt.k));
+    std::printf("inputs:         %s mode, seed %llu\n", input_mode_name(opt.mode),
+                static_cast<unsigned long long>(opt.seed));
+    const StepFn fn = info.emulated(track);
+    if (fn == nullptr) {
+      print_error("step " + std::to_string(info.number) + " has no emulated build of the " + track_name(track) +
+                  " track");
+      rc = kExitFailure;
+      continue;
+    }
+    const std::unique_ptr<Backend> backend = make_emu_backend(EmuSettings{opt.emu_sms, seed});
+    Operands ops(*backend, Problem{opt.m, opt.n, opt.k}, opt.seed, opt.mode);
+    CpuReference reference;
+    const CheckOutcome out = run_and_check(*backend, fn, ops, reference);
+    if (!out.status.ok()) {
+      print_error(out.status.message());
+      rc = kExitFailure;
+      continue;
+    }
+    std::printf("max abs err:    %.3e (vs %s)\n", out.result.max_abs_err, reference.name());
+    std::printf("rel Frobenius:  %.3e\n", out.result.rel_frobenius);
+    std::printf("verdict:        %s\n", verdict(out.result).c_str());
+    const emu::LaunchStats& st = emu::last_launch();
+    std::printf("emulated:       %llu threads in %llu clusters, %llu fiber switches, %llu async operations\n",
+                static_cast<unsigned long long>(st.threads), static_cast<unsigned long long>(st.clusters),
+                static_cast<unsigned long long>(st.switches), static_cast<unsigned long long>(st.async_ops));
+    std::printf("timing:         not measured (emulator)\n");
+    if (!opt.dump_d.empty() && !dump_d(opt.dump_d, ops)) rc = kExitFailure;
+    if (!out.result.ok) rc = kExitFailure;
+  }
+  return rc;
+}
+
 // Runs the step once, checks it, and times it and cuBLAS; prints the result block.
 int check_and_time(const StepInfo& info, const DriverOptions& opt, const StepTarget& target) {
   std::printf("step %02d (%s), %s track\n", info.number, info.name, track_name(target.track));
@@ -56,36 +125,49 @@ int check_and_time(const StepInfo& info, const DriverOptions& opt, const StepTar
   std::printf("max abs err:    %.3e (vs %s)\n", out.result.max_abs_err, reference.name());
   std::printf("rel Frobenius:  %.3e\n", out.result.rel_frobenius);
   std::printf("verdict:        %s\n", verdict(out.result).c_str());
+  if (!opt.dump_d.empty() && !dump_d(opt.dump_d, ops)) return kExitFailure;
   if (!out.result.ok) {
     std::printf("timing:         skipped (D does not match)\n");
     return kExitFailure;
   }
 
-  const Problem p = ops.problem();
+  // Timing rotates through input sets that together hold at least 3x the L2, as the benchmark
+  // does (bench/README.md): a timed call then finds none of its inputs in L2 from the calls just
+  // before it, and the two tools measure the same thing. cuBLAS starts half a rotation later.
   const cudaStream_t stream = backend->stream();
+  size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const Problem shape{opt.m, opt.n, opt.k};
+  const int sets = rotating_set_count(rotating_set_bytes(shape), target.device.l2_bytes, free_bytes / 2);
+  const RotatingOperands rotation(*backend, shape, opt.seed, opt.mode, sets);
+  int64_t step_call = 0, cublas_call = sets / 2;
   const double step_ms = median(time_ms(
       stream,
       [&] {
-        if (Status s = target.launcher(p, stream); !s.ok()) throw Error(s.message());
+        if (Status s = target.launcher(rotation.problem(step_call++), stream); !s.ok()) throw Error(s.message());
       },
       kWarmup, opt.iters));
-  const double cublas_ms = median(time_ms(stream, [&] { cublas.run(p); }, kWarmup, opt.iters));
+  const double cublas_ms =
+      median(time_ms(stream, [&] { cublas.run(rotation.problem(cublas_call++)); }, kWarmup, opt.iters));
   const double step_tflops = tflops(opt.m, opt.n, opt.k, step_ms);
   const double cublas_tflops = tflops(opt.m, opt.n, opt.k, cublas_ms);
-  std::printf("step time:      %.4f ms, %.2f TFLOPS (median of %d)\n", step_ms, step_tflops, opt.iters);
-  std::printf("cuBLAS time:    %.4f ms, %.2f TFLOPS (median of %d)\n", cublas_ms, cublas_tflops, opt.iters);
+  std::printf("step time:      %.4f ms, %.2f TFLOPS (median of %d, %d rotating input sets)\n", step_ms, step_tflops,
+              opt.iters, sets);
+  std::printf("cuBLAS time:    %.4f ms, %.2f TFLOPS (median of %d, %d rotating input sets)\n", cublas_ms,
+              cublas_tflops, opt.iters, sets);
   std::printf("ratio:          %.3f (step TFLOPS / cuBLAS TFLOPS)\n", step_tflops / cublas_tflops);
   return kExitMatch;
 }
 
 }  // namespace
 
-Problem default_shape(Contract contract) {
+Problem default_shape(Contract contract, DeviceKind device) {
   switch (contract) {
     case Contract::single_tile: return Problem{128, 128, 64};
     case Contract::k_loop: return Problem{128, 128, 1024};
     case Contract::general: break;
   }
+  if (device == DeviceKind::emu) return Problem{512, 512, 512};
   return Problem{4096, 4096, 4096};
 }
 
@@ -95,6 +177,7 @@ std::string usage(int step) {
   std::snprintf(name, sizeof name, "step%02d", step);
   return std::string("usage: ") + name +
          " [--m M] [--n N] [--k K] [--iters I] [--seed S] [--exact] [--track auto|hopper|blackwell]\n"
+         "       [--device gpu|emu] [--emu-sms N] [--emu-seed S] [--dump-d FILE]\n"
          "\n"
          "Runs step " + std::to_string(step) + " on D[M,N] = A[M,K] * B[N,K]^T (fp16, row-major), checks D\n"
          "and times the step against cuBLAS. A flag's value may also follow '=': --m=4096.\n"
@@ -104,7 +187,15 @@ std::string usage(int step) {
          "  --exact        integer inputs in [-2, 2], D checked bit for bit against a CPU reference\n"
          "                 (needs K <= " + std::to_string(kExactMaxK) + "); default: uniform in [-1, 1), checked against cuBLAS\n"
          "  --track T      auto (default: the GPU's), hopper or blackwell\n"
-         "Exit status: 0 match, 1 mismatch or failure, 2 bad flag or shape, 3 no GPU or no track for it.\n";
+         "  --device D     gpu (default) or emu: the functional emulator runs the step's kernels on the CPU\n"
+         "                 (no GPU needed; both tracks unless --track names one; checked against the CPU\n"
+         "                 reference, not timed; default shape 512^3 for steps 3-10)\n"
+         "  --emu-sms N    SMs of the emulated device (default 4): the grid of a persistent step\n"
+         "  --emu-seed S   the emulator's schedule (thread order, completion of asynchronous work); default\n"
+         "                 a fresh one, printed for replay\n"
+         "  --dump-d FILE  write D to FILE (M x N fp16, row-major, raw): compare devices with cmp\n"
+         "Exit status: 0 match, 1 mismatch or failure, 2 bad flag or shape, 3 no GPU or no track for it.\n"
+         "See docs/emulator.md for the emulator: what it models and checks, and its deadlock report.\n";
 }
 
 ParseResult parse_flags(int step, int argc, const char* const* argv) {
@@ -114,6 +205,8 @@ ParseResult parse_flags(int step, int argc, const char* const* argv) {
   o.m = d.m;
   o.n = d.n;
   o.k = d.k;
+  bool shape_given[3] = {false, false, false};
+  bool emu_flag = false;
   auto fail = [&r](std::string message) {
     r.error = std::move(message);
     return r;
@@ -135,7 +228,8 @@ ParseResult parse_flags(int step, int argc, const char* const* argv) {
       o.mode = InputMode::exact_int;
       continue;
     }
-    if (flag != "--m" && flag != "--n" && flag != "--k" && flag != "--iters" && flag != "--seed" && flag != "--track")
+    if (flag != "--m" && flag != "--n" && flag != "--k" && flag != "--iters" && flag != "--seed" && flag != "--track" &&
+        flag != "--device" && flag != "--emu-sms" && flag != "--emu-seed" && flag != "--dump-d")
       return fail("unknown flag '" + f + "' (see --help)");
 
     // The value: after '=', or the next argument (unless that is a flag: "--m --n 8" lacks one).
@@ -150,6 +244,24 @@ ParseResult parse_flags(int step, int argc, const char* const* argv) {
     if (flag == "--m") error = parse_number(flag, value, o.m);
     if (flag == "--n") error = parse_number(flag, value, o.n);
     if (flag == "--k") error = parse_number(flag, value, o.k);
+    if (flag == "--m" || flag == "--n" || flag == "--k") shape_given[flag == "--m" ? 0 : flag == "--n" ? 1 : 2] = true;
+    if (flag == "--device") {
+      if (value == "gpu") o.device = DeviceKind::gpu;
+      else if (value == "emu") o.device = DeviceKind::emu;
+      else error = "--device: '" + std::string(value) + "' is not one of gpu, emu";
+    }
+    if (flag == "--emu-sms") {
+      error = parse_number(flag, value, o.emu_sms);
+      if (error.empty() && (o.emu_sms < 1 || o.emu_sms > 1024))
+        error = "--emu-sms must be in 1..1024 (got " + std::to_string(o.emu_sms) + ")";
+      emu_flag = true;
+    }
+    if (flag == "--emu-seed") {
+      error = parse_number(flag, value, o.emu_seed);
+      o.emu_seed_given = true;
+      emu_flag = true;
+    }
+    if (flag == "--dump-d") o.dump_d = std::string(value);
     if (flag == "--seed") error = parse_number(flag, value, o.seed);
     if (flag == "--iters") {
       error = parse_number(flag, value, o.iters);
@@ -163,6 +275,15 @@ ParseResult parse_flags(int step, int argc, const char* const* argv) {
     if (!error.empty()) return fail(error);
   }
 
+  if (o.device == DeviceKind::emu) {  // the emulator's smaller default shape, where none was given
+    const Problem e = default_shape(contract_for_step(step), DeviceKind::emu);
+    if (!shape_given[0]) o.m = e.m;
+    if (!shape_given[1]) o.n = e.n;
+    if (!shape_given[2]) o.k = e.k;
+  }
+  if (emu_flag && o.device != DeviceKind::emu) return fail("--emu-sms and --emu-seed need --device emu");
+  if (o.device == DeviceKind::emu && !o.dump_d.empty() && o.track == TrackRequest::automatic)
+    return fail("--dump-d with --device emu needs --track hopper or --track blackwell (one D per file)");
   if (o.mode == InputMode::exact_int && o.k > kExactMaxK && !o.help)
     return fail("--exact needs K <= " + std::to_string(kExactMaxK) + " (got K = " + std::to_string(o.k) +
                 "): beyond it sums are no longer exact in fp16; add --k " + std::to_string(kExactMaxK));
@@ -191,6 +312,7 @@ int driver_main(const StepInfo& info, int argc, const char* const* argv) {
   }
 
   try {
+    if (opt.device == DeviceKind::emu) return run_emulated(info, opt);
     const StepTarget target = find_step_target(info, opt.track);
     if (!target.status.ok()) {
       print_error(target.status.message());

@@ -1,9 +1,13 @@
 // The step driver: the main() of every step executable (cmake/GemmStep.cmake generates it).
 //
 //   step03 [--m M] [--n N] [--k K] [--iters I] [--seed S] [--exact] [--track auto|hopper|blackwell]
+//          [--device gpu|emu] [--emu-sms N] [--emu-seed S] [--dump-d FILE]
 //
 // runs the step once on A[M,K], B[N,K] filled from the hash, checks D (float mode against cuBLAS,
 // --exact against the CPU reference, bit for bit), times the step and cuBLAS, and prints one block.
+// --device emu runs the step's kernels on the functional emulator instead (common/emu/, no GPU
+// needed; both tracks unless --track names one), checks D against the CPU reference and does not
+// time it.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +27,9 @@ enum ExitCode : int {
   kExitNoDevice = 3,  // no GPU, or no track of this step for it: nothing ran
 };
 
+// Where the step runs: the GPU, or the functional emulator on the CPU (docs/emulator.md).
+enum class DeviceKind { gpu, emu };
+
 struct DriverOptions {
   int64_t m = 0, n = 0, k = 0;  // defaults from the step's contract: see default_shape
   int iters = 20;               // timed runs (after 2 warm-ups)
@@ -30,6 +37,11 @@ struct DriverOptions {
   InputMode mode = InputMode::float_uniform;
   TrackRequest track = TrackRequest::automatic;
   bool help = false;
+  DeviceKind device = DeviceKind::gpu;
+  int emu_sms = 4;                // SMs of the emulated device (persistent grids)
+  uint64_t emu_seed = 0;          // the emulator's scheduling seed ...
+  bool emu_seed_given = false;    // ... or a fresh one, printed for replay
+  std::string dump_d;             // write D (M x N fp16, row-major, raw) to this file
 };
 
 struct ParseResult {
@@ -38,8 +50,9 @@ struct ParseResult {
   bool ok() const { return error.empty(); }
 };
 
-// The default shape of a step: 128x128x64 (step 1), 128x128x1024 (step 2), 4096^3 otherwise.
-Problem default_shape(Contract contract);
+// The default shape of a step: 128x128x64 (step 1), 128x128x1024 (step 2), 4096^3 otherwise;
+// on the emulator 512^3 instead of 4096^3 (a CPU runs the kernels).
+Problem default_shape(Contract contract, DeviceKind device = DeviceKind::gpu);
 
 // Parses the flags (argv[0] is the program). Accepts "--m 4096" and "--m=4096". Checks the flags
 // themselves, not the shape: that is the step contract's job (check_problem).

@@ -21,9 +21,14 @@ struct StepInfo {
   StepFn hopper;     // nullptr when the track is not built
   StepFn blackwell;  // nullptr when the track is not built
   bool blackwell_sm103a;  // the blackwell track was also built for sm_103a
+  // The emulated builds (common/emu/, docs/emulator.md): the same step files compiled as host C++,
+  // their kernels run by the functional emulator on the CPU. Built for both tracks in every build.
+  StepFn hopper_emulated = nullptr;
+  StepFn blackwell_emulated = nullptr;
 
   Contract contract() const { return contract_for_step(number); }
   StepFn launcher(Track t) const { return t == Track::hopper ? hopper : blackwell; }
+  StepFn emulated(Track t) const { return t == Track::hopper ? hopper_emulated : blackwell_emulated; }
 };
 
 }  // namespace gemm

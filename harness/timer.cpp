@@ -5,33 +5,31 @@
 #include "harness/check.h"
 
 namespace gemm {
-namespace {
 
-// Events created and destroyed with their owner, even when a call throws.
-class Events {
- public:
-  explicit Events(size_t count) : events_(count, nullptr) {
-    for (auto& e : events_) CUDA_CHECK(cudaEventCreate(&e));
-  }
-  ~Events() {
-    for (auto e : events_)
-      if (e) cudaEventDestroy(e);
-  }
-  Events(const Events&) = delete;
-  Events& operator=(const Events&) = delete;
-  cudaEvent_t operator[](size_t i) const { return events_[i]; }
+CudaEvents::CudaEvents(size_t count) : events_(count, nullptr) {
+  for (auto& e : events_) CUDA_CHECK(cudaEventCreate(&e));
+}
 
- private:
-  std::vector<cudaEvent_t> events_;
-};
+CudaEvents::~CudaEvents() {
+  for (auto e : events_)
+    if (e) cudaEventDestroy(e);
+}
 
-}  // namespace
+void CudaEvents::record(size_t i, cudaStream_t stream) const { CUDA_CHECK(cudaEventRecord(events_.at(i), stream)); }
+
+void CudaEvents::synchronize(size_t i) const { CUDA_CHECK(cudaEventSynchronize(events_.at(i))); }
+
+float CudaEvents::elapsed_ms(size_t from, size_t to) const {
+  float ms = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, events_.at(from), events_.at(to)));
+  return ms;
+}
 
 std::vector<float> time_ms(cudaStream_t stream, const std::function<void()>& enqueue, int warmup, int iters) {
   for (int i = 0; i < warmup; ++i) enqueue();
   if (iters <= 0) return {};
   // iters + 1 events: call i runs between event i and event i + 1.
-  Events events(static_cast<size_t>(iters) + 1);
+  CudaEvents events(static_cast<size_t>(iters) + 1);
   CUDA_CHECK(cudaEventRecord(events[0], stream));
   for (int i = 0; i < iters; ++i) {
     enqueue();

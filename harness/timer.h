@@ -3,10 +3,37 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <functional>
 #include <vector>
 
 namespace gemm {
+
+// CUDA events created with their owner and destroyed with it, even when a call throws.
+class CudaEvents {
+ public:
+  explicit CudaEvents(size_t count);
+  ~CudaEvents();
+  CudaEvents(const CudaEvents&) = delete;
+  CudaEvents& operator=(const CudaEvents&) = delete;
+
+  cudaEvent_t operator[](size_t i) const { return events_[i]; }
+  size_t size() const { return events_.size(); }
+  // Records event i on `stream`.
+  void record(size_t i, cudaStream_t stream) const;
+  // Waits for event i; then the milliseconds between events `from` and `to` (both recorded).
+  void synchronize(size_t i) const;
+  float elapsed_ms(size_t from, size_t to) const;
+
+ private:
+  std::vector<cudaEvent_t> events_;
+};
+
+// Keeps `stream` busy on the GPU for about `microseconds` (one thread spinning on the global
+// timer). Enqueued just before a timed region that starts on an idle GPU, it gives the host time to
+// enqueue the whole region before the GPU reaches the region's first event, so the host's launch
+// latency stays out of the measurement, as it does for calls enqueued back to back.
+void enqueue_gpu_delay(cudaStream_t stream, unsigned microseconds);
 
 // Runs `enqueue` `warmup` times untimed, then `iters` times with an event between calls, and
 // returns each call's milliseconds. The calls are enqueued back to back and waited for once at

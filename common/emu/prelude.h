@@ -21,7 +21,20 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <utility>
+
+namespace gemm {
+// Everything an emulated build defines that the GPU build defines too under the same name (the
+// step files' own namespaces, and the few host templates of common/ whose emulated definition
+// differs: launch, resident_ctas, make_tensor_map_2d) lives in this inline namespace. A step TU
+// declares `namespace gemm { inline namespace emulated { namespace stepNN { namespace hopper {} } } }`
+// before it includes the step file, whose `namespace gemm::stepNN::hopper {` then extends
+// gemm::emulated::stepNN::hopper ([namespace.def]): the emulated and GPU builds of a step link
+// into one program without a clash, and the step file compiles unchanged.
+inline namespace emulated {}
+}  // namespace gemm
 
 namespace gemm::emu {
 // The CUDA built-in variables and __syncthreads of the calling emulated thread.

@@ -1,0 +1,67 @@
+// What the GPU keeps resident: the grid of a persistent kernel (steps 6-10) is exactly the CTAs
+// that run at once, SMs x CTAs of this kernel per SM, read from the device and the occupancy API
+// at launch time (the kernel's registers, block size and shared memory decide the CTAs per SM).
+// https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__OCCUPANCY.html
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "common/defs.cuh"
+#include "common/launch.cuh"
+#include "common/problem.h"
+
+namespace gemm {
+
+#if defined(__CUDACC__)
+
+// Sets *ctas to the number of CTAs of `kernel` (launched with `threads` threads and `smem_bytes`
+// of dynamic shared memory) that the current device runs at once: its SM count times the CTAs that
+// fit on one SM. Host only; nothing is launched. A kernel of which not even one CTA fits gets a
+// failure naming the numbers.
+template <class... KernelArgs>
+Status resident_ctas(void (*kernel)(KernelArgs...), int threads, size_t smem_bytes, int* ctas) {
+  int device = 0;
+  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return cuda_failure(e, "cudaGetDevice");
+  int sms = 0;
+  if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess)
+    return cuda_failure(e, "cudaDeviceGetAttribute(MultiProcessorCount)");
+  // The occupancy calculator counts only the dynamic shared memory the kernel is allowed: raise
+  // the limit first, as launch() does (a request above the device's opt-in limit fails here).
+  if (smem_bytes > 48 * 1024) {
+    if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(smem_bytes));
+        e != cudaSuccess)
+      return cuda_failure(e, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+  }
+  int per_sm = 0;
+  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem_bytes);
+      e != cudaSuccess)
+    return cuda_failure(e, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  if (per_sm < 1)
+    return Status::failure("occupancy: not one CTA of " + std::to_string(threads) + " threads and " +
+                           std::to_string(smem_bytes) + " bytes of shared memory fits on an SM");
+  *ctas = sms * per_sm;
+  return {};
+}
+
+#elif defined(GEMM_EMULATED)
+
+namespace emu {
+// The functional emulator's answer (common/emu/): its SM count (Options::sm_count) times the CTAs
+// of `threads` threads and `smem_bytes` of shared memory that fit on one emulated SM.
+Status resident_ctas(int threads, size_t smem_bytes, int* ctas);
+}  // namespace emu
+
+// In gemm::emulated (common/emu/prelude.h), apart from the GPU build's definition above.
+inline namespace emulated {
+template <class... KernelArgs>
+Status resident_ctas(void (*)(KernelArgs...), int threads, size_t smem_bytes, int* ctas) {
+  return emu::resident_ctas(threads, smem_bytes, ctas);
+}
+}  // namespace emulated
+
+#endif
+
+}  // namespace gemm

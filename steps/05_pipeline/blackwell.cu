@@ -1,0 +1,272 @@
+// GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 5 of 10: pipelining.
+//
+//   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
+//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer
+//
+// D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: one CTA (4 warps, one
+// 128x128 TMEM accumulator) per 128x128 output tile.
+// The lesson (changed from step 4): overlap the loads with the math. In step 4 the tensor core
+// waited for every K slice to arrive, and TMA waited for the MMAs to finish with the buffer.
+//   - Two stages: two buffers for A and B, each with a `full` barrier (its slice has landed: the
+//     arrive.expect_tx plus TMA's bytes) and an `empty` barrier (the MMAs that read it have
+//     completed). Stage and phase come from PipelineState (common/pipeline.cuh): the stage index
+//     walks 0, 1, 0, 1, ... and the phase parity flips each time it wraps.
+//   - One thread runs the whole K loop: it is the producer (TMA) and the MMA issuer. It fills both
+//     stages first (prefetch); then, per slice, it waits on the stage's `full`, issues its MMAs
+//     and has tcgen05.commit arrive on the stage's `empty` once they complete. That releases the
+//     stage with no thread waiting for it: the thread moves on and refills the previous slice's
+//     stage (waiting on its `empty`) while the current slice multiplies.
+//   - After the last slice one more tcgen05.commit, to `acc_ready`, tells the epilogue that the
+//     accumulator is final; the other 127 threads wait on it alone (step 4 kept them all in step
+//     with every slice).
+#include <cuda.h>  // CUtensorMap
+#include <cuda_fp16.h>
+
+#include "common/blackwell/descriptors.cuh"
+#include "common/blackwell/tcgen05.cuh"
+#include "common/blackwell/tmem.cuh"
+#include "common/fence.cuh"
+#include "common/launch.cuh"
+#include "common/mbarrier.cuh"
+#include "common/pipeline.cuh"
+#include "common/problem.h"
+#include "common/smem.cuh"
+#include "common/swizzle.cuh"
+#include "common/tensor_map.h"
+#include "common/tma.cuh"
+#include "common/warp.cuh"
+
+namespace gemm::step05::blackwell {
+
+using namespace gemm::blackwell;
+
+constexpr int kTileM = 128;
+constexpr int kTileN = 128;
+constexpr int kTileK = 64;      // one 128-byte swizzle atom of fp16
+constexpr int kThreads = 128;   // 4 warps: one per quarter of the TMEM lanes
+constexpr int kLdColumns = 32;  // columns per tcgen05.ld.32x32b.x32
+constexpr int kStages = 2;      // K slices in flight: one being multiplied, one loading
+// The fp32 accumulator takes one TMEM column per output column; an allocation is a power of 2
+// of at least 32 columns, and always spans all 128 lanes.
+constexpr uint32_t kTmemColumns = kTileN;
+static_assert(tmem_alloc_columns_ok(kTmemColumns), "tcgen05.alloc: a power of 2 in [32, 512] columns");
+// One MMA covers the whole tile: M128 N128 (K16), fp16 x fp16 -> fp32, A and B K-major. A
+// constant expression, so an illegal shape would not compile. 0x08200010.
+constexpr uint32_t kIdesc = make_idesc_f16(/*cta_group=*/1, kTileM, kTileN);
+// The output tile is stored as boxes of 64 columns: a SW128 box row is at most 128 bytes.
+constexpr int kStoreCols = 64;
+constexpr int kStoreBoxes = kTileN / kStoreCols;
+// Bytes one K slice brings into shared memory: what `full` expects per phase. TMA always delivers
+// the whole box, the zeros it fills past the edges included.
+constexpr uint32_t kStageBytes = (kTileM + kTileN) * kTileK * sizeof(__half);
+static_assert(kStageBytes == 32768, "A 128x64 + B 128x64 fp16");
+
+// Every tile is rows x 128 bytes in the SW128 layout and starts on a 1024-byte boundary (the
+// swizzle pattern repeats every 8 rows = 1024 bytes; TMA and the descriptors assume it).
+struct alignas(1024) SharedStorage {
+  __half a[kStages][kTileM * kTileK];          // 2 x 16 KB, written by TMA
+  __half b[kStages][kTileN * kTileK];          // 2 x 16 KB, written by TMA
+  uint64_t full[kStages];                      // mbarrier: the stage's K slice has landed
+  uint64_t empty[kStages];                     // mbarrier: the MMAs reading the stage completed
+  uint64_t acc_ready;                          // mbarrier: every MMA of the tile completed
+  uint32_t tmem_base;                          // tcgen05.alloc writes the accumulator's address here
+};
+static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b[0]) % 1024 == 0,
+              "every tile must start on a 1024-byte boundary");
+// No staging buffer of its own for the epilogue: once the K loop is over, both stages are free, and
+// the output tile goes into the two A buffers (2 x 16 KB: exactly its two 64-column boxes). A third
+// 32 KB buffer (~97 KB per CTA) would leave room for two CTAs per SM instead of three, and that
+// costs more than the second stage gains (README.md: measured).
+static_assert(sizeof(SharedStorage::a) == kStoreBoxes * kTileM * kStoreCols * sizeof(__half),
+              "the output tile fills the A buffers exactly");
+
+// Two fp32 accumulator cells (raw TMEM bits) rounded to fp16 and packed as D stores them: the
+// lower column in the low half.
+__device__ uint32_t pack_half2(uint32_t lo, uint32_t hi) {
+  const __half2_raw h = __floats2half2_rn(tmem_f32(lo), tmem_f32(hi));
+  return static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
+}
+
+// Loads K slice `k_tile` of the tile at (m0, n0) into the producer's next stage, once that stage is
+// free, and moves the producer on. One thread.
+__device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kStages>& write,
+                                           const CUtensorMap* map_a, const CUtensorMap* map_b, int64_t m0,
+                                           int64_t n0, int64_t k_tile) {
+  // BEGIN SOLUTION step05: wait on empty[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
+  mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer"});
+  // END SOLUTION step05
+  // BEGIN SOLUTION step04: announce kStageBytes on full[s] (arrive.expect_tx), then load the boxes at {k0, m0} of A and {k0, n0} of B (k0 = k_tile * 64) into stage s = write.stage.
+  const int s = write.stage;
+  const int32_t k0 = static_cast<int32_t>(k_tile * kTileK);
+  mbarrier_arrive_expect_tx(&smem.full[s], kStageBytes);
+  tma_load_2d(smem.a[s], map_a, &smem.full[s], k0, static_cast<int32_t>(m0));
+  tma_load_2d(smem.b[s], map_b, &smem.full[s], k0, static_cast<int32_t>(n0));
+  // END SOLUTION step04
+  write.advance();
+}
+
+__global__ void __launch_bounds__(kThreads)
+    kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+           const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int64_t K) {
+  SharedStorage& smem = dynamic_smem<SharedStorage>();
+
+  int64_t m0 = 0, n0 = 0;  // the tile's first row and column
+  // BEGIN SOLUTION step03: tile index = blockIdx.x with M fastest; 64-bit row and column origins.
+  const int64_t tiles_m = (M + kTileM - 1) / kTileM;
+  m0 = (blockIdx.x % tiles_m) * kTileM;
+  n0 = (blockIdx.x / tiles_m) * kTileN;
+  // END SOLUTION step03
+
+  // Setup. TMEM is allocated by one whole warp (tcgen05.alloc is .sync.aligned) and freed by the
+  // same warp at the end; TMEM is not zeroed, the first MMA overwrites it.
+  if (warp_id() == 0) {
+    tmem_alloc<1, kTmemColumns>(&smem.tmem_base);
+    tmem_relinquish_alloc_permit<1>();  // no more allocations here: a waiting CTA may allocate
+  }
+  if (threadIdx.x == 0) {
+    // The maps live in kernel-parameter memory; fetching them into the TMA unit's descriptor
+    // cache now hides that latency behind the barrier below.
+    tma_prefetch_descriptor(&map_a);
+    tma_prefetch_descriptor(&map_b);
+    tma_prefetch_descriptor(&map_d);
+#pragma unroll
+    for (int s = 0; s < kStages; ++s) {
+      mbarrier_init(&smem.full[s], 1);   // the issuing thread's arrive.expect_tx
+      mbarrier_init(&smem.empty[s], 1);  // the tcgen05.commit after the stage's MMAs
+    }
+    mbarrier_init(&smem.acc_ready, 1);  // the tcgen05.commit after the tile's last MMAs
+    fence_mbarrier_init();              // the inits are visible to the async proxy (TMA, commit)
+  }
+  // The barrier publishes the mbarrier inits and the TMEM address (an ordinary shared-memory write
+  // by tcgen05.alloc). The tcgen05 fences around it order warp 0's alloc before every thread's
+  // later tcgen05 operations (the MMAs, the loads).
+  tcgen05_fence_before_thread_sync();
+  __syncthreads();
+  tcgen05_fence_after_thread_sync();
+  const uint32_t tmem_acc = smem.tmem_base;  // lane 0, first allocated column
+
+  const int64_t k_tiles = (K + kTileK - 1) / kTileK;
+  // The K loop: one thread, producer and MMA issuer at once, with a place in the ring for each role.
+  if (threadIdx.x == 0) {
+    PipelineState<kStages> write;  // the stage the producer fills next
+    PipelineState<kStages> read;   // the stage the MMAs read next
+
+    // Prefetch: fill every stage before the first MMA.
+    for (int64_t kt = 0; kt < kStages && kt < k_tiles; ++kt) load_slice(smem, write, &map_a, &map_b, m0, n0, kt);
+
+    for (int64_t kt = 0; kt < k_tiles; ++kt) {
+      // BEGIN SOLUTION step05: wait on full[read.stage] with the consumer's parity, read.full_parity(); then tcgen05.fence::after_thread_sync.
+      mbarrier_wait(&smem.full[read.stage], read.full_parity(), WaitTag{"full", "mma"});
+      tcgen05_fence_after_thread_sync();  // orders the MMAs below after the wait
+      // END SOLUTION step05
+
+      // BEGIN SOLUTION step02: enable_input_d is false only for the tile's very first MMA (first K slice, first k16 step).
+      // tcgen05.mma is issued by one thread and runs asynchronously, in issue order on the same
+      // accumulator: the MMAs of consecutive slices queue up behind each other.
+#pragma unroll
+      for (int k = 0; k < kTileK / kMmaK; ++k) {
+        const uint32_t k_bytes = k * kMmaK * sizeof(__half);  // 32 B per k16 slice
+        const uint64_t a_desc = make_smem_desc_k_sw128(smem_addr(smem.a[read.stage]) + k_bytes);
+        const uint64_t b_desc = make_smem_desc_k_sw128(smem_addr(smem.b[read.stage]) + k_bytes);
+        tcgen05_mma_f16<1>(tmem_acc, a_desc, b_desc, kIdesc, /*enable_input_d=*/kt > 0 || k > 0);
+      }
+      // END SOLUTION step02
+
+      // BEGIN SOLUTION step05: tcgen05.commit to empty[read.stage] releases the stage once these MMAs complete; then (kt > 0) refill slice kt-1's stage with slice kt - 1 + kStages if it exists (load_slice waits for that stage's release).
+      tcgen05_commit<1>(&smem.empty[read.stage]);
+      const int64_t next = kt - 1 + kStages;  // the slice that goes into slice kt-1's stage
+      if (kt > 0 && next < k_tiles) load_slice(smem, write, &map_a, &map_b, m0, n0, next);
+      // END SOLUTION step05
+      read.advance();
+    }
+    // BEGIN SOLUTION step05: one more tcgen05.commit, to acc_ready: it arrives once every MMA of the tile has completed.
+    tcgen05_commit<1>(&smem.acc_ready);
+    // END SOLUTION step05
+  }
+  // BEGIN SOLUTION step05: every thread waits on acc_ready; it completes once per tile, so this is its phase 0 (parity 0).
+  // Only the mbarrier tells that the MMAs have completed (a CTA barrier would prove only that
+  // they were issued).
+  mbarrier_wait(&smem.acc_ready, 0, WaitTag{"acc_ready", "epilogue"});
+  // END SOLUTION step05
+  tcgen05_fence_after_thread_sync();  // orders the tcgen05.ld below after the wait
+
+  // tcgen05.ld is .sync.aligned: the whole warp must execute it together. Lane 0 of warp 0 ran
+  // the K loop while the other lanes spun on acc_ready, so reconverge explicitly.
+  warp_sync();
+
+  // Epilogue: TMEM -> registers -> fp16 -> shared memory (SW128 boxes, in the A buffers: every MMA
+  // has completed, so none reads them any more) -> TMA store, 32 columns per tcgen05.ld. Each
+  // thread writes 16-byte chunks of its own row; the 8 rows of 8 consecutive lanes land in 8
+  // different chunk positions of the swizzle: no bank conflicts.
+  const int warp = warp_id();
+#pragma unroll
+  for (int c = 0; c < kTileN; c += kLdColumns) {
+    int row = 0;
+    uint32_t taddr = 0;
+    // BEGIN SOLUTION step01: warp w may read only TMEM lanes 32*(w%4)..+31 (tmem_lane_base); thread t of the warp gets lane base + t, i.e. tile row base + t.
+    row = static_cast<int>(tmem_lane_base(warp)) + lane_id();
+    taddr = tmem_addr(tmem_acc, tmem_lane_base(warp), c);
+    // END SOLUTION step01
+    uint32_t v[kLdColumns];  // columns c .. c+31 of this thread's row, fp32 bits
+    tmem_ld_32x32b_x32(taddr, v);
+    tmem_wait_ld();          // the loaded registers are valid only after the wait
+    tmem_fence_operands(v);  // ... and the compiler must not read them before it
+#pragma unroll
+    for (int j = 0; j < kLdColumns; j += 8) {  // 8 fp16 = one 16-byte chunk
+      const uint4 packed = make_uint4(pack_half2(v[j], v[j + 1]), pack_half2(v[j + 2], v[j + 3]),
+                                      pack_half2(v[j + 4], v[j + 5]), pack_half2(v[j + 6], v[j + 7]));
+      const int col = c + j;
+      char* box = nullptr;  // the 64-column box holding column col
+      uint32_t offset = 0;  // byte offset of (row, col) inside it
+      // BEGIN SOLUTION step04: column col (a multiple of 8) is in box col / 64, staged in A buffer col / 64; inside it, it starts 16-byte chunk (col % 64) / 8 of row `row`, at sw128_offset(row, chunk).
+      box = reinterpret_cast<char*>(smem.a[col / kStoreCols]);
+      offset = sw128_offset(row, (col % kStoreCols) / 8);
+      // END SOLUTION step04
+      *reinterpret_cast<uint4*>(box + offset) = packed;
+    }
+  }
+  // TMA reads shared memory through the async proxy; the stores above were generic-proxy stores.
+  // Each writer fences its own stores, then the barrier waits for every writer. The same barrier
+  // orders every thread's tcgen05.ld (completed: wait::ld above) before warp 0's dealloc.
+  fence_proxy_async_shared();
+  tcgen05_fence_before_thread_sync();
+  __syncthreads();
+  tcgen05_fence_after_thread_sync();
+
+  // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} (skip a box wholly past N; TMA clips the rest), commits the bulk group and waits until it has read shared memory.
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int b = 0; b < kStoreBoxes; ++b)
+      if (n0 + b * kStoreCols < N)
+        tma_store_2d(&map_d, smem.a[b], static_cast<int32_t>(n0 + b * kStoreCols), static_cast<int32_t>(m0));
+    tma_store_commit_group();
+    // The CTA's shared memory is released when it exits: the stores must have read it by then.
+    // (Their writes to D may still be in flight; the kernel's completion covers them.)
+    tma_store_wait_group_read<0>();
+  }
+  // END SOLUTION step04
+
+  // Teardown: no thread reads the accumulator any more (the barrier above).
+  if (warp_id() == 0) tmem_dealloc<1, kTmemColumns>(tmem_acc);
+}
+
+Status run(const Problem& p, cudaStream_t stream) {
+  if (Status s = check_problem(Contract::general, p); !s.ok()) return s;
+  const int64_t tiles = ((p.m + kTileM - 1) / kTileM) * ((p.n + kTileN - 1) / kTileN);
+  if (tiles > kMaxDim)
+    return Status::failure("shape: " + std::to_string(tiles) + " tiles exceed the grid's x limit of 2^31 - 1");
+  // The tensor maps: A (M x K) and B (N x K) in boxes of one K slice of a tile, D (M x N) in boxes
+  // of 64 columns of a tile; all in the 128-byte swizzle that the MMA descriptors describe.
+  CUtensorMap map_a, map_b, map_d;
+  if (Status s = make_tensor_map_2d(&map_a, p.a, p.m, p.k, kTileM, kTileK, Swizzle::b128); !s.ok()) return s;
+  if (Status s = make_tensor_map_2d(&map_b, p.b, p.n, p.k, kTileN, kTileK, Swizzle::b128); !s.ok()) return s;
+  if (Status s = make_tensor_map_2d(&map_d, p.d, p.m, p.n, kTileM, kStoreCols, Swizzle::b128); !s.ok()) return s;
+  LaunchConfig cfg;
+  cfg.grid = dim3(static_cast<unsigned>(tiles));
+  cfg.block = dim3(kThreads);
+  cfg.smem_bytes = smem_bytes<SharedStorage>();
+  cfg.stream = stream;
+  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k);
+}
+
+}  // namespace gemm::step05::blackwell

@@ -1,0 +1,282 @@
+// GEMM, step by step -- hopper track (sm_90a: H100, H200), step 6 of 10: persistent.
+//
+//   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
+//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer
+//
+// D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: a resident grid of CTAs
+// (one warpgroup each) that loop over the 128x128 output tiles.
+// The lesson (changed from step 5): a persistent grid, and the order of its tiles.
+//   - The grid is what the GPU runs at once, SMs x the CTAs of this kernel that fit on one SM
+//     (gemm::resident_ctas asks the device and the occupancy API), never more than there are
+//     tiles. Each CTA walks the work units of the TileScheduler (common/scheduler.cuh): worker
+//     blockIdx.x of gridDim.x takes units blockIdx.x, blockIdx.x + gridDim.x, ...
+//   - The units are numbered in L2-friendly groups of kGroupM tile rows: the tiles running at the
+//     same time share a few rows of A and columns of B, which then come from L2, not from DRAM.
+//   - Setup (barrier inits, descriptor prefetch) happens once per CTA, not once per tile, and the
+//     pipeline state lives across tiles: the barriers keep counting phases from tile to tile.
+//   - The next tile's first slices go into the A buffers the epilogue staged its tile in: thread 0
+//     loads them only once the TMA store has read those (wait_group.read 0).
+#include <cuda.h>  // CUtensorMap
+#include <cuda_fp16.h>
+
+#include "common/device.cuh"
+#include "common/fence.cuh"
+#include "common/hopper/wgmma.cuh"
+#include "common/hopper/wgmma_desc.cuh"
+#include "common/launch.cuh"
+#include "common/mbarrier.cuh"
+#include "common/pipeline.cuh"
+#include "common/problem.h"
+#include "common/scheduler.cuh"
+#include "common/smem.cuh"
+#include "common/swizzle.cuh"
+#include "common/tensor_map.h"
+#include "common/tma.cuh"
+#include "common/warp.cuh"
+
+namespace gemm::step06::hopper {
+
+using namespace gemm::hopper;
+
+constexpr int kTileM = 128;
+constexpr int kTileN = 128;
+constexpr int kTileK = 64;       // one 128-byte swizzle atom of fp16
+constexpr int kThreads = 128;    // one warpgroup
+constexpr int kWgmmaM = 64;      // rows per wgmma: the 128-row tile takes two
+constexpr int kWgmmaK = 16;
+constexpr int kAccRegs = kWgmmaAccRegs<kTileN>;  // 64 f32 registers per thread per 64-row half
+constexpr int kStages = 2;       // K slices in flight: one being multiplied, one loading
+// The output tile is stored as boxes of 64 columns: a SW128 box row is at most 128 bytes.
+constexpr int kStoreCols = 64;
+constexpr int kStoreBoxes = kTileN / kStoreCols;
+// Bytes one K slice brings into shared memory: what `full` expects per phase. TMA always delivers
+// the whole box, the zeros it fills past the edges included.
+constexpr uint32_t kStageBytes = (kTileM + kTileN) * kTileK * sizeof(__half);
+static_assert(kStageBytes == 32768, "A 128x64 + B 128x64 fp16");
+// A stage is free once every warp of the warpgroup has seen its wgmmas complete: lane 0 of each
+// warp arrives, after that warp's wgmma.wait_group.
+constexpr uint32_t kReleaseArrivals = kThreads / kWarpSize;
+// Tile rows per L2 group of the scheduler. Measured (README.md; H200, 2026-11-21, 396 CTAs, three
+// sweeps of 1, 2, 4, ..., 64): at 8192^3, 8 was the best every time (634-644 TFLOPS; 1: 558-566,
+// 16: 611-617, 64 = step 5's M-fastest order: 557-574); at 4096^3, where A and B nearly fit in L2,
+// every size ran within 3.5 % (562-581).
+constexpr int kGroupM = 8;
+
+// Every tile is rows x 128 bytes in the SW128 layout and starts on a 1024-byte boundary (the
+// swizzle pattern repeats every 8 rows = 1024 bytes; TMA and the descriptors assume it).
+struct alignas(1024) SharedStorage {
+  __half a[kStages][kTileM * kTileK];          // 2 x 16 KB, written by TMA
+  __half b[kStages][kTileN * kTileK];          // 2 x 16 KB, written by TMA
+  uint64_t full[kStages];                      // mbarrier: the stage's K slice has landed
+  uint64_t empty[kStages];                     // mbarrier: the stage's consumers are done with it
+};
+static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b[0]) % 1024 == 0,
+              "every tile must start on a 1024-byte boundary");
+// No staging buffer of its own for the epilogue: once the K loop is over, both stages are free, and
+// the output tile goes into the two A buffers (2 x 16 KB: exactly its two 64-column boxes). A third
+// 32 KB buffer (~97 KB per CTA) would leave room for two CTAs per SM instead of three, and that
+// costs more than the second stage gains (README.md: measured).
+static_assert(sizeof(SharedStorage::a) == kStoreBoxes * kTileM * kStoreCols * sizeof(__half),
+              "the output tile fills the A buffers exactly");
+
+// Loads K slice `k_tile` of the tile at (m0, n0) into the producer's next stage, once that stage is
+// free, and moves the producer on. One thread.
+__device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kStages>& write,
+                                           const CUtensorMap* map_a, const CUtensorMap* map_b, int64_t m0,
+                                           int64_t n0, int64_t k_tile) {
+  // BEGIN SOLUTION step05: wait on empty[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
+  mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer"});
+  // END SOLUTION step05
+  // BEGIN SOLUTION step04: announce kStageBytes on full[s] (arrive.expect_tx), then load the boxes at {k0, m0} of A and {k0, n0} of B (k0 = k_tile * 64) into stage s = write.stage.
+  const int s = write.stage;
+  const int32_t k0 = static_cast<int32_t>(k_tile * kTileK);
+  mbarrier_arrive_expect_tx(&smem.full[s], kStageBytes);
+  tma_load_2d(smem.a[s], map_a, &smem.full[s], k0, static_cast<int32_t>(m0));
+  tma_load_2d(smem.b[s], map_b, &smem.full[s], k0, static_cast<int32_t>(n0));
+  // END SOLUTION step04
+  write.advance();
+}
+
+// Fills the ring with the first slices of `tile` (as many as there are stages, or slices). One thread.
+__device__ __forceinline__ void prefetch_tile(SharedStorage& smem, PipelineState<kStages>& write,
+                                              const CUtensorMap* map_a, const CUtensorMap* map_b, const Tile& tile,
+                                              int64_t k_tiles) {
+  for (int64_t kt = 0; kt < kStages && kt < k_tiles; ++kt)
+    load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN, kt);
+}
+
+// At most 168 registers a thread, so that three CTAs fit an SM (3 x 128 x 168 <= 65536), as in
+// step 5. The tile loop makes ptxas keep values it computes once per CTA (the epilogue's
+// shared-memory offsets, descriptor bases) live across every tile, on top of the 128 accumulator
+// registers: uncapped it takes 232 registers, and only two CTAs fit. The cap makes it spill a few
+// of those values to local memory instead (216 bytes; see README.md for what it costs and gains).
+__global__ void __launch_bounds__(kThreads, 3)
+    kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+           const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int64_t K, int group_m) {
+  SharedStorage& smem = dynamic_smem<SharedStorage>();
+
+  if (threadIdx.x == 0) {
+    // The maps live in kernel-parameter memory; fetching them into the TMA unit's descriptor
+    // cache now hides that latency behind the barrier below.
+    tma_prefetch_descriptor(&map_a);
+    tma_prefetch_descriptor(&map_b);
+    tma_prefetch_descriptor(&map_d);
+#pragma unroll
+    for (int s = 0; s < kStages; ++s) {
+      mbarrier_init(&smem.full[s], 1);                  // the issuing thread's arrive.expect_tx
+      mbarrier_init(&smem.empty[s], kReleaseArrivals);  // lane 0 of each warp
+    }
+    fence_mbarrier_init();  // the inits are visible to the async proxy (TMA's complete_tx)
+  }
+  __syncthreads();  // nobody uses a barrier before it is initialised
+
+  // Rows 0-63 and 64-127 of the tile. Not zeroed any more: the tile's first wgmma has scale-d = 0
+  // and ignores the old values, and with a wgmma group in flight across iterations, zeroing them
+  // would be a non-wgmma instruction defining accumulator registers: ptxas then serialises every
+  // wgmma (warning C7515).
+  float acc[2][kAccRegs];
+
+  // Producer and consumers each keep their own place in the ring (thread 0 is both), across tiles.
+  PipelineState<kStages> write;  // the stage the producer fills next
+  PipelineState<kStages> read;   // the stage the consumers multiply next
+  const int64_t k_tiles = (K + kTileK - 1) / kTileK;
+  const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, /*cluster_m=*/1, group_m);
+
+  WorkCursor work = sched.begin(blockIdx.x, gridDim.x);  // this CTA's first work unit
+  // Prefetch: fill every stage with the first tile's slices before the first wgmma.
+  if (threadIdx.x == 0 && work.valid()) prefetch_tile(smem, write, &map_a, &map_b, sched.tile(work.work, 0), k_tiles);
+
+  for (; work.valid(); work.advance()) {
+    int64_t m0 = 0, n0 = 0;  // the tile's first row and column
+    // BEGIN SOLUTION step06: this unit's tile is sched.tile(work.work, 0) (cluster_m = 1: every CTA is rank 0 of its own cluster); its origin is (tile.m * 128, tile.n * 128), 64-bit.
+    const Tile tile = sched.tile(work.work, 0);
+    m0 = tile.m * kTileM;
+    n0 = tile.n * kTileN;
+    // END SOLUTION step06
+
+    for (int64_t kt = 0; kt < k_tiles; ++kt) {
+      // BEGIN SOLUTION step05: wait on full[read.stage] with the consumers' parity, read.full_parity().
+      mbarrier_wait(&smem.full[read.stage], read.full_parity(), WaitTag{"full", "consumer"});
+      // END SOLUTION step05
+
+      // BEGIN SOLUTION step02: scale-d is 0 only for the tile's very first wgmma (first K slice, first k16 step).
+      wgmma_fence_operands(acc[0]);
+      wgmma_fence_operands(acc[1]);
+      wgmma_fence();  // orders the accumulators' earlier accesses before the wgmmas below
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+#pragma unroll
+        for (int k = 0; k < kTileK / kWgmmaK; ++k) {
+          const uint32_t k_bytes = k * kWgmmaK * sizeof(__half);  // 32 B per k16 slice
+          const uint64_t a_desc =
+              make_wgmma_desc_k_sw128(smem_addr(smem.a[read.stage]) + h * kWgmmaM * 128 + k_bytes);
+          const uint64_t b_desc = make_wgmma_desc_k_sw128(smem_addr(smem.b[read.stage]) + k_bytes);
+          wgmma_f32_f16_ss<kTileN>(acc[h], a_desc, b_desc, /*accumulate=*/kt > 0 || k > 0);
+        }
+      }
+      wgmma_commit_group();
+      // END SOLUTION step02
+
+      // BEGIN SOLUTION step05: wait_group 1 leaves this slice's group in flight and completes slice kt-1's; then (kt > 0) lane 0 of each warp arrives on empty[] of kt-1's stage, and thread 0 refills that stage with slice kt - 1 + kStages if it exists.
+      wgmma_wait_group<1>();
+      wgmma_fence_operands(acc[0]);
+      wgmma_fence_operands(acc[1]);
+      if (kt > 0) {
+        const int prev = (read.stage + kStages - 1) % kStages;  // slice kt-1's stage
+        if (lane_id() == 0) mbarrier_arrive(&smem.empty[prev]);
+        const int64_t next = kt - 1 + kStages;  // the slice that goes into it
+        if (threadIdx.x == 0 && next < k_tiles) load_slice(smem, write, &map_a, &map_b, m0, n0, next);
+      }
+      // END SOLUTION step05
+      read.advance();
+    }
+    // BEGIN SOLUTION step05: drain: wait_group 0 completes the last slice's group; release its stage as well, so that every stage filled is released exactly once.
+    wgmma_wait_group<0>();
+    wgmma_fence_operands(acc[0]);
+    wgmma_fence_operands(acc[1]);
+    if (lane_id() == 0) mbarrier_arrive(&smem.empty[(read.stage + kStages - 1) % kStages]);
+    // END SOLUTION step05
+    // Every warp has passed its wait_group 0: no wgmma reads the stages any more, and the epilogue may
+    // write the output tile into the A buffers.
+    __syncthreads();
+
+    // Epilogue: registers -> fp16 -> shared memory (SW128 boxes, in the A buffers) -> TMA store.
+    // Registers i and i+1 are adjacent columns of one row: one 4-byte store. In the SW128 layout the
+    // 8 rows a warp writes per instruction fall in 8 different 16-byte chunk positions: no bank
+    // conflicts.
+    const int t = threadIdx.x;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+#pragma unroll
+      for (int i = 0; i < kAccRegs; i += 2) {
+        int row = 0, col = 0;
+        // BEGIN SOLUTION step01: thread t's register i sits at row wgmma_acc_row(t, i), column wgmma_acc_col(t, i) of its 64-row half.
+        row = h * kWgmmaM + wgmma_acc_row(t, i);
+        col = wgmma_acc_col(t, i);
+        // END SOLUTION step01
+        char* box = nullptr;  // the 64-column box holding column col
+        uint32_t offset = 0;  // byte offset of (row, col) inside it
+        // BEGIN SOLUTION step04: column col is in box col / 64, staged in A buffer col / 64; inside it, 16-byte chunk (col % 64) / 8 of row `row` sits at sw128_offset(row, chunk), and the column 2 * (col % 8) bytes further.
+        box = reinterpret_cast<char*>(smem.a[col / kStoreCols]);
+        offset = sw128_offset(row, (col % kStoreCols) / 8) + (col % 8) * sizeof(__half);
+        // END SOLUTION step04
+        *reinterpret_cast<__half2*>(box + offset) = __floats2half2_rn(acc[h][i], acc[h][i + 1]);
+      }
+    }
+    // TMA reads shared memory through the async proxy; the stores above were generic-proxy stores.
+    // Each writer fences its own stores, then the barrier waits for every writer.
+    fence_proxy_async_shared();
+    __syncthreads();
+
+    // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} (skip a box wholly past N; TMA clips the rest), commits the bulk group and waits until it has read shared memory.
+    if (threadIdx.x == 0) {
+#pragma unroll
+      for (int b = 0; b < kStoreBoxes; ++b)
+        if (n0 + b * kStoreCols < N)
+          tma_store_2d(&map_d, smem.a[b], static_cast<int32_t>(n0 + b * kStoreCols), static_cast<int32_t>(m0));
+      tma_store_commit_group();
+      // The next tile's loads overwrite the A buffers, and the CTA's shared memory is released when
+      // it exits: either way the stores must have read them first. (Their writes to D may still be
+      // in flight; the next tile does not read D, and the kernel's completion covers them.)
+      tma_store_wait_group_read<0>();
+    }
+    // END SOLUTION step04
+
+    // BEGIN SOLUTION step06: once the store has read the A buffers, thread 0 loads the next unit's first slices (unit work.work + work.stride, if below work.end).
+    if (threadIdx.x == 0 && work.work + work.stride < work.end)
+      prefetch_tile(smem, write, &map_a, &map_b, sched.tile(work.work + work.stride, 0), k_tiles);
+    // END SOLUTION step06
+  }
+}
+
+// The launcher with its two knobs exposed: `group_m`, the L2 group size, and `ctas`, the grid
+// (<= 0: every CTA that fits on the GPU at once, the persistent grid). run() uses kGroupM and the
+// persistent grid; the group-size measurement (tools/persistent_sweep.cu) and the checks of grids
+// smaller and larger than the tile count set them. Every grid computes the same D.
+Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
+  if (Status s = check_problem(Contract::general, p); !s.ok()) return s;
+  const int64_t tiles = ((p.m + kTileM - 1) / kTileM) * ((p.n + kTileN - 1) / kTileN);
+  // The tensor maps: A (M x K) and B (N x K) in boxes of one K slice of a tile, D (M x N) in boxes
+  // of 64 columns of a tile; all in the 128-byte swizzle that the wgmma descriptors describe.
+  CUtensorMap map_a, map_b, map_d;
+  if (Status s = make_tensor_map_2d(&map_a, p.a, p.m, p.k, kTileM, kTileK, Swizzle::b128); !s.ok()) return s;
+  if (Status s = make_tensor_map_2d(&map_b, p.b, p.n, p.k, kTileN, kTileK, Swizzle::b128); !s.ok()) return s;
+  if (Status s = make_tensor_map_2d(&map_d, p.d, p.m, p.n, kTileM, kStoreCols, Swizzle::b128); !s.ok()) return s;
+  LaunchConfig cfg;
+  cfg.block = dim3(kThreads);
+  cfg.smem_bytes = smem_bytes<SharedStorage>();
+  cfg.stream = stream;
+  // The persistent grid: what is resident at once (3 CTAs per SM here: shared memory allows 3 of
+  // these ~66 KB CTAs, and registers 3 of 128 threads x 168), and no more CTAs than tiles. An
+  // explicit `ctas` is taken as it is: with more CTAs than tiles, some find no work and just exit.
+  if (ctas <= 0) {
+    if (Status s = resident_ctas(kernel, kThreads, cfg.smem_bytes, &ctas); !s.ok()) return s;
+    if (ctas > tiles) ctas = static_cast<int>(tiles);
+  }
+  cfg.grid = dim3(static_cast<unsigned>(ctas));
+  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, group_m);
+}
+
+Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kGroupM, /*ctas=*/0); }
+
+}  // namespace gemm::step06::hopper

@@ -1,0 +1,57 @@
+// Deliberately broken kernels for the emulator's rule checks (tests/emu/broken_test.cpp). Each is
+// a small kernel written like a step file (common/ helpers only, launched through gemm::launch),
+// built only as an emulated TU (the .cpp files here include the host prelude first), and broken in
+// exactly one way. Bug::none is the working kernel the others differ from.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "common/problem.h"
+
+namespace gemm::broken {
+
+// D[M,N] = A[M,K] * B[N,K]^T, one 128x128 tile per CTA, 128 threads, K in 64-wide slices.
+enum class Bug {
+  none,
+  // both tracks
+  missing_wait,         // blackwell: no wait on the MMAs' commit barrier; hopper: no wgmma.wait_group
+  wrong_initial_phase,  // the first wait on the TMA barrier waits for parity 1 (passes at once)
+  misaligned_tile,      // the A tile starts 128 bytes past a 1024-byte boundary
+  missing_proxy_fence,  // threads write the tiles with ordinary stores and skip fence.proxy.async
+  expect_tx_too_few,    // expect_tx announces half the bytes the loads deliver
+  expect_tx_too_many,   // expect_tx announces more bytes than the loads deliver
+  extra_arrival,        // a second thread also arrives (expect_tx) on the count-1 TMA barrier
+  barrier_not_fenced,   // no fence.mbarrier_init after mbarrier.init
+  // blackwell only
+  wrong_arrival_count,    // the MMA barrier is initialised with count 2; only the commit arrives
+  wrong_n,                // N = 64 in the instruction descriptor: half the accumulator is never written
+  illegal_n,              // N = 120 in the instruction descriptor: no such shape for M = 128
+  bit46_cleared,          // the sm100 shared-memory descriptor without its fixed bit 46
+  missing_tcgen05_fence,  // no tcgen05.fence::after_thread_sync between the MMA wait and tcgen05.ld
+  ld_outside_lanes,       // every warp reads TMEM lanes 0-31
+  alloc_not_pow2,         // tcgen05.alloc of 96 columns
+  alloc_one_thread,       // tcgen05.alloc by one thread instead of a whole warp
+  mixed_cta_group,        // tcgen05.commit with cta_group::2 in a cta_group::1 kernel
+  dealloc_outstanding_ld, // tcgen05.dealloc before tcgen05.wait::ld
+  no_dealloc,             // the CTA exits with its TMEM allocated
+  accumulate_first,       // enable_input_d is true for the first MMA: accumulates into unwritten TMEM
+  // hopper only
+  missing_wgmma_fence,  // no wgmma.fence before the first wgmma
+  acc_touched,          // the accumulators are zeroed while the wgmmas on them are in flight
+  store_no_wait,        // the CTA exits without waiting for its TMA stores to read shared memory
+  store_overwritten,    // the staging buffer is rewritten before the TMA store has read it
+  divergent_wgmma,      // only 3 of the 4 warps issue the wgmma
+};
+
+Status blackwell(Bug bug, const Problem& p);
+Status hopper(Bug bug, const Problem& p);
+
+// Cluster and output-range bugs, each its own small kernel.
+Status remote_arrive_before_cluster_sync(const Problem& p);  // a peer arrives before any cluster barrier
+Status exit_with_peer_traffic(const Problem& p);             // a peer multicasts into a CTA that has exited
+Status pair_dealloc_without_cluster_sync(const Problem& p);  // tcgen05.dealloc.cta_group::2, no cluster barrier
+Status d_written_twice(const Problem& p);                    // two CTAs write the same tile
+Status write_outside_d(const Problem& p);                    // a store one row past D
+Status cta_pair_ok(const Problem& p);                        // the working cta_group::2 kernel (control)
+
+}  // namespace gemm::broken

@@ -1,0 +1,179 @@
+// Broken (and one working) kernels around clusters and the output range (see broken.h).
+#include "common/emu/prelude.h"
+
+#include "common/blackwell/descriptors.cuh"
+#include "common/blackwell/tcgen05.cuh"
+#include "common/blackwell/tmem.cuh"
+#include "common/cluster.cuh"
+#include "common/fence.cuh"
+#include "common/launch.cuh"
+#include "common/mbarrier.cuh"
+#include "common/smem.cuh"
+#include "common/tensor_map.h"
+#include "common/tma.cuh"
+#include "common/warp.cuh"
+#include "tests/emu/broken/broken.h"
+
+namespace gemm::broken {
+namespace cl {
+
+using namespace gemm::blackwell;
+
+struct alignas(1024) Small {
+  __half tile[128 * 64];
+  uint64_t bar;
+};
+
+// CTA 1 arrives on CTA 0's barrier right away: no cluster barrier shows that CTA 0 initialised it.
+__global__ void early_remote_arrive() {
+  Small& s = dynamic_smem<Small>();
+  if (threadIdx.x == 0) {
+    mbarrier_init(&s.bar, 1);
+    fence_mbarrier_init();
+  }
+  if (cluster_ctarank() == 1 && threadIdx.x == 0) mbarrier_arrive_cluster(&s.bar, 0);
+  cluster_sync();
+  if (cluster_ctarank() == 0) mbarrier_wait(&s.bar, 0, WaitTag{"bar", "waiter"});
+  cluster_sync();
+}
+
+// CTA 1 multicasts a box into both CTAs; CTA 0 neither expects nor waits for it and exits.
+__global__ void multicast_into_exited(const __grid_constant__ CUtensorMap map) {
+  Small& s = dynamic_smem<Small>();
+  if (threadIdx.x == 0) {
+    mbarrier_init(&s.bar, 1);
+    fence_mbarrier_init();
+  }
+  cluster_sync();
+  if (cluster_ctarank() == 1) {
+    if (threadIdx.x == 0) {
+      mbarrier_arrive_expect_tx(&s.bar, 128 * 64 * 2);
+      tma_load_2d_multicast(s.tile, &map, &s.bar, 0, 0, 0b11);
+    }
+    mbarrier_wait(&s.bar, 0, WaitTag{"bar", "peer"});
+  }
+}
+
+// A CTA pair (cta_group::2): D[256, 256] = A[256, 64] * B[256, 64]^T. Each CTA loads its 128 rows
+// of A and its half of B (TMA .cta_group::2: the bytes count on the leader's barrier); the leader
+// issues M256 N256 MMAs and commits to both CTAs' barriers; each CTA reads its 128 rows of D from
+// its own TMEM. kClusterSyncBeforeDealloc false: the pair deallocates after a CTA barrier only.
+struct alignas(1024) PairStorage {
+  __half a[128 * 64];
+  __half b[128 * 64];  // this CTA's half of B
+  uint64_t full;       // used in the leader: both CTAs' bytes
+  uint64_t mma_done;   // in both: the leader's commit multicasts to it
+  uint32_t tmem;
+};
+
+template <bool kClusterSyncBeforeDealloc>
+__global__ void pair_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                            __half* D) {
+  PairStorage& s = dynamic_smem<PairStorage>();
+  const uint32_t rank = cluster_ctarank();
+  if (threadIdx.x == 0) {
+    mbarrier_init(&s.full, 1);
+    mbarrier_init(&s.mma_done, 1);
+    fence_mbarrier_init();
+  }
+  if (warp_id() == 0) tmem_alloc<2, 256>(&s.tmem);
+  tcgen05_fence_before_thread_sync();
+  cluster_sync();
+  tcgen05_fence_after_thread_sync();
+  const uint32_t acc = s.tmem;
+
+  if (threadIdx.x == 0) {
+    if (rank == 0) mbarrier_arrive_expect_tx(&s.full, 2 * 2 * 128 * 64 * 2);  // the pair's A and B
+    tma_load_2d_cta_pair(s.a, &map_a, &s.full, 0, static_cast<int32_t>(128 * rank));
+    tma_load_2d_cta_pair(s.b, &map_b, &s.full, 0, static_cast<int32_t>(128 * rank));
+  }
+  if (rank == 0 && threadIdx.x == 0) {
+    mbarrier_wait(&s.full, 0, WaitTag{"full", "mma"});
+    tcgen05_fence_after_thread_sync();
+    constexpr uint32_t kIdesc = make_idesc_f16(2, 256, 256);
+    for (int k = 0; k < 4; ++k)
+      tcgen05_mma_f16<2>(acc, make_smem_desc_k_sw128(smem_addr(s.a) + 32 * k),
+                         make_smem_desc_k_sw128(smem_addr(s.b) + 32 * k), kIdesc, k > 0);
+    tcgen05_commit_multicast<2>(&s.mma_done, 0b11);
+  }
+  mbarrier_wait(&s.mma_done, 0, WaitTag{"mma_done", "epilogue"});
+  tcgen05_fence_after_thread_sync();
+  const int warp = warp_id();
+  for (int c = 0; c < 256; c += 32) {
+    uint32_t v[32];
+    tmem_ld_32x32b_x32(tmem_addr(acc, tmem_lane_base(warp), c), v);
+    tmem_wait_ld();
+    const int row = static_cast<int>(128 * rank + tmem_lane_base(warp)) + lane_id();
+    for (int j = 0; j < 32; ++j) D[row * 256 + c + j] = __float2half_rn(tmem_f32(v[j]));
+  }
+  tcgen05_fence_before_thread_sync();
+  if constexpr (kClusterSyncBeforeDealloc) cluster_sync();
+  else __syncthreads();
+  tcgen05_fence_after_thread_sync();
+  if (warp_id() == 0) tmem_dealloc<2, 256>(acc);
+  if constexpr (!kClusterSyncBeforeDealloc) cluster_sync();  // no exit while the peer still runs
+}
+
+__global__ void write_tile0(__half* D) {
+  if (threadIdx.x == 0) D[0] = __float2half(1.0f);
+}
+
+__global__ void write_before(__half* D) {
+  if (threadIdx.x == 0) D[-1] = __float2half(1.0f);
+}
+
+}  // namespace cl
+
+Status remote_arrive_before_cluster_sync(const Problem&) {
+  LaunchConfig cfg;
+  cfg.grid = dim3(2);
+  cfg.cluster = dim3(2);
+  cfg.block = dim3(64);
+  cfg.smem_bytes = smem_bytes<cl::Small>();
+  return launch(cl::early_remote_arrive, cfg);
+}
+
+Status exit_with_peer_traffic(const Problem& p) {
+  CUtensorMap map;
+  if (Status s = make_tensor_map_2d(&map, p.a, p.m, p.k, 128, 64, Swizzle::b128); !s.ok()) return s;
+  LaunchConfig cfg;
+  cfg.grid = dim3(2);
+  cfg.cluster = dim3(2);
+  cfg.block = dim3(64);
+  cfg.smem_bytes = smem_bytes<cl::Small>();
+  return launch(cl::multicast_into_exited, cfg, map);
+}
+
+namespace {
+template <bool kOk>
+Status pair(const Problem& p) {
+  if (p.m != 256 || p.n != 256 || p.k != 64) return Status::failure("shape: the pair kernel computes 256x256x64");
+  CUtensorMap map_a, map_b;
+  if (Status s = make_tensor_map_2d(&map_a, p.a, p.m, p.k, 128, 64, Swizzle::b128); !s.ok()) return s;
+  if (Status s = make_tensor_map_2d(&map_b, p.b, p.n, p.k, 128, 64, Swizzle::b128); !s.ok()) return s;
+  LaunchConfig cfg;
+  cfg.grid = dim3(2);
+  cfg.cluster = dim3(2);
+  cfg.block = dim3(128);
+  cfg.smem_bytes = smem_bytes<cl::PairStorage>();
+  return launch(cl::pair_kernel<kOk>, cfg, map_a, map_b, p.d);
+}
+}  // namespace
+
+Status pair_dealloc_without_cluster_sync(const Problem& p) { return pair<false>(p); }
+Status cta_pair_ok(const Problem& p) { return pair<true>(p); }
+
+Status d_written_twice(const Problem& p) {
+  LaunchConfig cfg;
+  cfg.grid = dim3(2);
+  cfg.block = dim3(32);
+  return launch(cl::write_tile0, cfg, p.d);
+}
+
+Status write_outside_d(const Problem& p) {
+  LaunchConfig cfg;
+  cfg.block = dim3(32);
+  return launch(cl::write_before, cfg, p.d);
+}
+
+}  // namespace gemm::broken

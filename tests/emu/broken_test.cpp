@@ -1,0 +1,229 @@
+// The deliberately broken kernels of tests/emu/broken/: each must fail on the emulator with the
+// message that names its rule. Asynchronous work completes as late as possible here
+// (Options::async_period = 0: only when every thread waits), so that a missing wait is caught on
+// every run, whatever the seed; one test also runs the missing waits with the default random
+// completion over several seeds, where they must still never pass.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "common/emu/emu.h"
+#include "harness/backend.h"
+#include "harness/reference.h"
+#include "harness/run.h"
+#include "tests/emu/broken/broken.h"
+
+namespace gemm {
+namespace {
+
+using broken::Bug;
+
+// The kernel the current test runs (a StepFn cannot carry it).
+std::function<Status(const Problem&)> g_kernel;
+Status run_current(const Problem& p, cudaStream_t) { return g_kernel(p); }
+
+struct Outcome {
+  Status status;
+  bool matched = false;  // D equals the reference (only meaningful when status.ok())
+  std::string summary;
+};
+
+Outcome run(std::function<Status(const Problem&)> kernel, Problem shape, uint64_t seed = 1, int async_period = 0) {
+  emu::Options o = emu::options();
+  o.async_period = async_period;
+  emu::set_options(o);
+  const std::unique_ptr<Backend> backend = make_emu_backend(EmuSettings{2, seed});
+  Operands ops(*backend, shape, 7, InputMode::exact_int);
+  CpuReference reference;
+  g_kernel = std::move(kernel);
+  const CheckOutcome out = run_and_check(*backend, &run_current, ops, reference);
+  o.async_period = emu::Options{}.async_period;
+  emu::set_options(o);
+  return {out.status, out.status.ok() && out.result.ok, out.status.ok() ? summary(out.result) : ""};
+}
+
+struct Case {
+  const char* name;
+  bool blackwell;  // track
+  Bug bug;
+  Problem shape;
+  std::vector<std::string> expect;  // substrings of the failure message
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+constexpr Problem kTwoTiles{256, 128, 128};  // 2 tiles, 2 K slices
+constexpr Problem kOneSlice{128, 128, 64};
+
+std::vector<Case> cases() {
+  std::vector<Case> v;
+  for (bool bw : {false, true}) {
+    const std::string t = bw ? "blackwell_" : "hopper_";
+    auto add = [&](const char* name, Bug bug, Problem shape, std::vector<std::string> expect) {
+      static std::vector<std::string> names;  // keeps the names alive
+      names.push_back(t + name);
+      v.push_back({names.back().c_str(), bw, bug, shape, std::move(expect)});
+    };
+    if (bw)
+      add("missing_wait", Bug::missing_wait, kOneSlice,
+          {"tcgen05.ld of TMEM an MMA is still writing", "the wait on the mbarrier its tcgen05.commit arrives on is missing"});
+    else
+      add("missing_wait", Bug::missing_wait, kOneSlice,
+          {"wgmma accumulators not waited for", "a wait that covers the last wgmma group is missing"});
+    add("wrong_initial_phase", Bug::wrong_initial_phase, kTwoTiles,
+        {"shared memory read while a TMA load writes it", "waits for the wrong phase parity"});
+    add("misaligned_tile", Bug::misaligned_tile, kTwoTiles,
+        {"swizzled tile not aligned to its atom", "lies 128 bytes into a 1024-byte 128-byte swizzle atom"});
+    add("missing_proxy_fence", Bug::missing_proxy_fence, kTwoTiles,
+        {"missing fence.proxy.async", "wrote with ordinary stores and has not fenced"});
+    add("expect_tx_too_few", Bug::expect_tx_too_few, kTwoTiles,
+        {"expect_tx bytes differ from the bytes delivered", "announced fewer bytes than the loads deliver"});
+    add("expect_tx_too_many", Bug::expect_tx_too_many, kTwoTiles,
+        {"deadlock:", "'full'", "expect_tx announced more bytes (33792) than the loads deliver (32768 so far)"});
+    add("extra_arrival", Bug::extra_arrival, kTwoTiles,
+        {"more arrivals than the init count", "(init count 1, phase 0, 32768 tx bytes pending)"});
+    add("barrier_not_fenced", Bug::barrier_not_fenced, kTwoTiles,
+        {"mbarrier used before fence.mbarrier_init", "has not run fence.mbarrier_init"});
+    if (bw) {
+      add("wrong_arrival_count", Bug::wrong_arrival_count, kTwoTiles,
+          {"deadlock:", "mbarrier 'mma_done'", "1 of 2 arrivals and 0 tx bytes pending", "got 1 of its 2 arrivals"});
+      add("wrong_n", Bug::wrong_n, kTwoTiles,
+          {"tcgen05.ld of unwritten TMEM", "column 64", "is N in the instruction descriptor"});
+      add("illegal_n", Bug::illegal_n, kTwoTiles,
+          {"tcgen05 instruction descriptor", "illegal shape M=128 N=120 for cta_group::1"});
+      add("bit46_cleared", Bug::bit46_cleared, kTwoTiles,
+          {"tcgen05 shared-memory descriptor", "bits 46-48 must be the fixed constant 0b001 (got 0b000"});
+      add("missing_tcgen05_fence", Bug::missing_tcgen05_fence, kTwoTiles,
+          {"missing tcgen05.fence::after_thread_sync", "tcgen05.ld.32x32b.x32 after a thread synchronisation"});
+      add("ld_outside_lanes", Bug::ld_outside_lanes, kTwoTiles,
+          {"TMEM access outside the warp's lanes", "(lanes 0-31) by warp", "which may access only lanes"});
+      add("alloc_not_pow2", Bug::alloc_not_pow2, kTwoTiles,
+          {"TMEM allocation", "tcgen05.alloc of 96 columns: the count must be a power of 2 from 32 to 512"});
+      add("alloc_one_thread", Bug::alloc_one_thread, kTwoTiles,
+          {"deadlock:", "tcgen05.alloc (.sync.aligned): 1 of 32 threads arrived",
+           "was reached by lane 0 only", "must be executed by every thread of the warp"});
+      add("mixed_cta_group", Bug::mixed_cta_group, kTwoTiles,
+          {"mixed cta_group in one kernel", "tcgen05.commit with cta_group::2"});
+      add("dealloc_outstanding_ld", Bug::dealloc_outstanding_ld, kTwoTiles,
+          {"dealloc while a load is outstanding", "has not completed (tcgen05.wait::ld"});
+      add("no_dealloc", Bug::no_dealloc, kTwoTiles, {"TMEM not deallocated", "128 TMEM columns at column 0"});
+      add("accumulate_first", Bug::accumulate_first, kTwoTiles,
+          {"MMA accumulates into unwritten TMEM", "must pass enable_input_d = false"});
+    } else {
+      add("missing_wgmma_fence", Bug::missing_wgmma_fence, kTwoTiles, {"wgmma issued without wgmma.fence"});
+      add("acc_touched", Bug::acc_touched, kTwoTiles,
+          {"accumulators touched before the covering wait", "wrote its accumulator registers"});
+      add("store_no_wait", Bug::store_no_wait, kTwoTiles,
+          {"TMA store still reading shared memory at exit", "cp.async.bulk.wait_group.read 0 is missing"});
+      add("store_overwritten", Bug::store_overwritten, kTwoTiles,
+          {"shared memory overwritten while an asynchronous operation reads it", "a TMA store"});
+      add("divergent_wgmma", Bug::divergent_wgmma, kTwoTiles,
+          {"divergent .sync.aligned instruction", "wgmma.commit_group", "wgmma.mma_async"});
+    }
+  }
+  return v;
+}
+
+class Broken : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Broken, FailsWithItsRule) {
+  const Case& c = GetParam();
+  const Outcome out = run([&](const Problem& p) { return c.blackwell ? broken::blackwell(c.bug, p) : broken::hopper(c.bug, p); },
+                          c.shape);
+  ASSERT_FALSE(out.status.ok()) << "the broken kernel ran without a failure; D " << (out.matched ? "matched" : "differed")
+                                << ": " << out.summary;
+  if (std::getenv("GEMM_EMU_SHOW")) std::printf("--- %s\n%s\n", c.name, out.status.message().c_str());
+  for (const std::string& e : c.expect)
+    EXPECT_NE(out.status.message().find(e), std::string::npos) << "expected \"" << e << "\" in:\n" << out.status.message();
+  EXPECT_EQ(out.status.message().rfind("emulator: ", 0), 0u) << out.status.message();
+  EXPECT_NE(out.status.message().find("\n  replay: --emu-seed 1"), std::string::npos) << out.status.message();
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) { return info.param.name; }
+
+INSTANTIATE_TEST_SUITE_P(Emu, Broken, ::testing::ValuesIn(cases()), case_name);
+
+// The working versions the broken ones differ from.
+TEST(BrokenControl, TheUnbrokenKernelsMatch) {
+  for (bool bw : {false, true})
+    for (Problem shape : {kTwoTiles, kOneSlice, Problem{200, 136, 72}}) {
+      const Outcome out =
+          run([&](const Problem& p) { return bw ? broken::blackwell(Bug::none, p) : broken::hopper(Bug::none, p); },
+              shape, 3, 32);
+      ASSERT_TRUE(out.status.ok()) << (bw ? "blackwell " : "hopper ") << out.status.message();
+      EXPECT_TRUE(out.matched) << out.summary;
+    }
+}
+
+// With the default random completion a missing wait is still never luck: it fails with a rule or
+// gives wrong data, whatever the seed.
+TEST(BrokenRandom, MissingWaitsNeverPass) {
+  for (uint64_t seed = 1; seed <= 6; ++seed)
+    for (bool bw : {false, true})
+      for (Bug bug : {Bug::missing_wait, Bug::wrong_initial_phase}) {
+        // A wrong initial phase on hopper can still be luck: the TMA may complete while the 128
+        // threads gather for the wgmma (rarely: about once per async_period rounds).
+        if (!bw && bug == Bug::wrong_initial_phase) continue;
+        const Outcome out =
+            run([&](const Problem& p) { return bw ? broken::blackwell(bug, p) : broken::hopper(bug, p); },
+                bug == Bug::missing_wait ? kOneSlice : kTwoTiles, seed, 32);
+        EXPECT_FALSE(out.status.ok() && out.matched)
+            << (bw ? "blackwell " : "hopper ") << static_cast<int>(bug) << " passed with seed " << seed;
+      }
+}
+
+// --- clusters and the output range ------------------------------------------------------------
+
+TEST(BrokenCluster, RemoteArriveBeforeAClusterBarrier) {
+  const Outcome out = run(broken::remote_arrive_before_cluster_sync, {128, 128, 64});
+  ASSERT_FALSE(out.status.ok());
+  EXPECT_NE(out.status.message().find("mbarrier used before"), std::string::npos) << out.status.message();
+}
+
+TEST(BrokenCluster, MulticastIntoAnExitedCta) {
+  const Outcome out = run(broken::exit_with_peer_traffic, {128, 128, 64});
+  ASSERT_FALSE(out.status.ok());
+  EXPECT_NE(out.status.message().find("CTA exiting with peer traffic in flight"), std::string::npos)
+      << out.status.message();
+}
+
+TEST(BrokenCluster, CtaPairMatches) {
+  for (uint64_t seed : {1, 2, 3}) {
+    const Outcome out = run(broken::cta_pair_ok, {256, 256, 64}, seed, 32);
+    ASSERT_TRUE(out.status.ok()) << out.status.message();
+    EXPECT_TRUE(out.matched) << out.summary;
+  }
+}
+
+TEST(BrokenCluster, PairDeallocWithoutClusterBarrier) {
+  const Outcome out = run(broken::pair_dealloc_without_cluster_sync, {256, 256, 64});
+  ASSERT_FALSE(out.status.ok());
+  EXPECT_NE(out.status.message().find("dealloc while the peer CTA may still use TMEM"), std::string::npos)
+      << out.status.message();
+}
+
+TEST(BrokenOutput, ElementWrittenTwice) {
+  const Outcome out = run(broken::d_written_twice, {128, 128, 64});
+  ASSERT_FALSE(out.status.ok());
+  EXPECT_NE(out.status.message().find("element of D written twice: element (0, 0) was written by cluster 0 and "
+                                      "again by CTA (1,0,0)"),
+            std::string::npos)
+      << out.status.message();
+}
+
+TEST(BrokenOutput, WriteOutsideD) {
+  const Outcome out = run(broken::write_outside_d, {128, 128, 64});
+  ASSERT_FALSE(out.status.ok());
+  EXPECT_NE(out.status.message().find("write outside D: CTA (0,0,0) wrote 1 element(s) before D's start"),
+            std::string::npos)
+      << out.status.message();
+}
+
+}  // namespace
+}  // namespace gemm

@@ -1,0 +1,68 @@
+// The step driver's emulator flags: --device, --emu-sms, --emu-seed, --dump-d (harness/driver.cpp).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "harness/driver.h"
+
+namespace gemm {
+namespace {
+
+ParseResult parse(int step, std::vector<const char*> args) {
+  args.insert(args.begin(), "stepNN");
+  return parse_flags(step, static_cast<int>(args.size()), args.data());
+}
+
+TEST(EmuFlags, Defaults) {
+  const ParseResult r = parse(3, {});
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.options.device, DeviceKind::gpu);
+  EXPECT_EQ(r.options.emu_sms, 4);
+  EXPECT_FALSE(r.options.emu_seed_given);
+  EXPECT_EQ(r.options.dump_d, "");
+}
+
+TEST(EmuFlags, EmulatorTakesASmallerDefaultShape) {
+  const ParseResult r = parse(3, {"--device", "emu"});
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.options.device, DeviceKind::emu);
+  EXPECT_EQ(r.options.m, 512);
+  EXPECT_EQ(r.options.n, 512);
+  EXPECT_EQ(r.options.k, 512);
+  const ParseResult given = parse(3, {"--m", "300", "--device=emu"});
+  EXPECT_EQ(given.options.m, 300) << "a given dimension stays";
+  EXPECT_EQ(given.options.n, 512);
+  EXPECT_EQ(parse(2, {"--device", "emu"}).options.k, 1024) << "steps 1-2 keep their shapes";
+  EXPECT_TRUE(parse(3, {"--device", "emu", "--exact"}).ok()) << "512 is exact-mode K";
+}
+
+TEST(EmuFlags, Values) {
+  const ParseResult r =
+      parse(3, {"--device", "emu", "--emu-sms=2", "--emu-seed", "18446744073709551615", "--track", "hopper",
+                "--dump-d", "/tmp/d.bin"});
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.options.emu_sms, 2);
+  EXPECT_TRUE(r.options.emu_seed_given);
+  EXPECT_EQ(r.options.emu_seed, 18446744073709551615ull);
+  EXPECT_EQ(r.options.dump_d, "/tmp/d.bin");
+  EXPECT_TRUE(parse(3, {"--dump-d", "gpu.bin"}).ok()) << "the GPU dumps D too";
+}
+
+TEST(EmuFlags, Errors) {
+  EXPECT_EQ(parse(3, {"--device", "cpu"}).error, "--device: 'cpu' is not one of gpu, emu");
+  EXPECT_EQ(parse(3, {"--device", "emu", "--emu-sms", "0"}).error, "--emu-sms must be in 1..1024 (got 0)");
+  EXPECT_EQ(parse(3, {"--emu-seed", "3"}).error, "--emu-sms and --emu-seed need --device emu");
+  EXPECT_EQ(parse(3, {"--device", "emu", "--dump-d", "x.bin"}).error,
+            "--dump-d with --device emu needs --track hopper or --track blackwell (one D per file)");
+  EXPECT_EQ(parse(3, {"--dump-d"}).error, "--dump-d needs a value");
+}
+
+TEST(EmuFlags, UsageMentionsThem) {
+  const std::string u = usage(3);
+  for (const char* flag : {"--device D", "--emu-sms N", "--emu-seed S", "--dump-d FILE", "docs/emulator.md"})
+    EXPECT_NE(u.find(flag), std::string::npos) << flag;
+}
+
+}  // namespace
+}  // namespace gemm
