@@ -31,19 +31,28 @@ note "ctest: $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1)"
 note "ctest skipped: $(grep -c 'Skipped' "$out/ctest.log")"
 
 # Every step at its default shape (4096^3; steps 1-2 their own), float mode against cuBLAS, and
-# in exact mode against the CPU reference.
+# in exact mode against the CPU reference; steps 3 and later also at 8192^3.
 : >"$out/steps.log"
 for exe in "$build"/step[0-9][0-9]; do
   [ -x "$exe" ] || continue
   name=$(basename "$exe")
-  for args in "" "--exact --k 512"; do
-    case "$name:$args" in step01:--exact*) args="--exact";; step02:--exact*) args="--exact --k 512";; esac
+  runs=("" "--exact --k 512")
+  case "$name" in
+    step01) runs=("" "--exact") ;;
+    step02) runs=("" "--exact --k 512") ;;
+    *) runs=("" "--m 8192 --n 8192 --k 8192 --iters 10" "--exact --k 512") ;;
+  esac
+  for args in "${runs[@]}"; do
     echo "=== $name $args" >>"$out/steps.log"
     "$exe" $args >>"$out/steps.log" 2>&1
-    rc=$?
-    note "$name ${args:-(float, default shape)}: exit $rc"
+    note "$name ${args:-(float, default shape)}: exit $?"
   done
 done
+
+# The emulator against this GPU, bit for bit in exact mode (the tests above do it too, with
+# fresh seeds; this is the by-hand form with a fixed seed).
+tools/emu_vs_gpu.sh "$build" 20261121 >"$out/emu_vs_gpu.log" 2>&1
+note "emu_vs_gpu (seed 20261121): exit $? ($(grep -c 'same D' "$out/emu_vs_gpu.log") same, $(grep -ci 'differ' "$out/emu_vs_gpu.log") differ)"
 
 # SASS: the instructions each track must contain.
 : >"$out/sass.txt"
