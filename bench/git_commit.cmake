@@ -1,7 +1,11 @@
 # Writes OUT, a .cpp defining gemm::bench_build_commit(): `git describe --always --dirty` of SRC,
-# or "unknown" outside a git checkout. Rewrites OUT only when the commit changed, so a build with
+# or, outside a git checkout (a source snapshot sent to a GPU machine), the environment variable
+# GEMM_GIT_COMMIT if set, else "unknown". Rewrites OUT only when the commit changed, so a build with
 # no new commit relinks nothing. Run by the gemm_bench_commit target at every build.
 set(commit "unknown")
+if(DEFINED ENV{GEMM_GIT_COMMIT} AND NOT "$ENV{GEMM_GIT_COMMIT}" STREQUAL "")
+  set(commit "$ENV{GEMM_GIT_COMMIT}")
+endif()
 if(GIT)
   execute_process(COMMAND ${GIT} -C ${SRC} describe --always --dirty --abbrev=12
                   OUTPUT_VARIABLE described RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)

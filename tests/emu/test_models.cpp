@@ -23,7 +23,7 @@ TEST(Swizzle, WhereA16ByteChunkLands) {
   struct { uint32_t row, chunk, offset; } cases[] = {
       {0, 0, 0},                       // row 0 is not permuted
       {0, 5, 5 * 16},
-      {1, 2, 128 + (2 ^ 1) * 16},      // = 176
+      {1, 2, 128 + (0x2 ^ 0x1) * 16},  // = 176
       {5, 3, 5 * 128 + (3 ^ 5) * 16},  // = 736
       {7, 7, 7 * 128 + 0},             // 7 ^ 7 = 0
       {9, 0, 9 * 128 + 1 * 16},        // the second atom: row 9 is row 1 of it
