@@ -11,12 +11,29 @@
 #include "common/defs.cuh"
 #include "common/smem.cuh"
 
+#if defined(__CUDACC__) && defined(GEMM_WATCHDOG) && GEMM_WATCHDOG
+#include <cstdio>  // the watchdog's report
+#endif
+
 namespace gemm {
 
 struct WaitTag {
   const char* barrier;  // e.g. "full", "tma2mma"
   const char* role;     // e.g. "consumer", "mma", "epilogue"
+  int stage = -1;       // the pipeline stage of the barrier, where the caller names it (-1: none)
 };
+
+// The hang watchdog (CMake option GEMM_WATCHDOG, off by default): with GEMM_WATCHDOG=1 every
+// mbarrier_wait gives up after GEMM_WATCHDOG_NS nanoseconds of %globaltimer, prints one line
+// naming the barrier, its role, stage, shared address, expected parity, CTA and thread, and traps.
+// Device printf output reaches the host when it synchronises, after the trap too
+// (tests/watchdog/broken_arrival.cu proves it on the GPU). Off, the wait is the plain spin below.
+// On, the printf is a function call inside the kernel, and ptxas serialises wgmma across it
+// (C7510, "wgmma pipeline crossing function boundary"): a watchdog build of a hopper step is
+// correct but slower, so never time one.
+#if !defined(GEMM_WATCHDOG_NS)
+#define GEMM_WATCHDOG_NS 2000000000ull
+#endif
 
 #if defined(__CUDACC__)
 
@@ -58,11 +75,37 @@ GEMM_DEVICE bool mbarrier_try_wait_parity(uint64_t* bar, uint32_t parity) {
   return done != 0;
 }
 
+#if defined(GEMM_WATCHDOG) && GEMM_WATCHDOG
+// The wall clock of the GPU in ns.
+// https://docs.nvidia.com/cuda/parallel-thread-execution/#special-registers-globaltimer
+GEMM_DEVICE uint64_t globaltimer_ns() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// Spins until the phase with parity `parity` has completed, or reports the wait and traps.
+GEMM_DEVICE void mbarrier_wait(uint64_t* bar, uint32_t parity, WaitTag tag) {
+  if (mbarrier_try_wait_parity(bar, parity)) return;
+  const uint64_t start = globaltimer_ns();
+  while (!mbarrier_try_wait_parity(bar, parity)) {
+    if (globaltimer_ns() - start > GEMM_WATCHDOG_NS) {
+      printf("gemm watchdog: mbarrier wait timed out after %llu ms: barrier %s, role %s, stage %d, smem 0x%x, "
+             "expected parity %u, CTA (%u,%u,%u), thread (%u,%u,%u)\n",
+             static_cast<unsigned long long>(GEMM_WATCHDOG_NS / 1000000), tag.barrier ? tag.barrier : "?",
+             tag.role ? tag.role : "?", tag.stage, smem_addr(bar), parity, blockIdx.x, blockIdx.y, blockIdx.z,
+             threadIdx.x, threadIdx.y, threadIdx.z);
+      __trap();
+    }
+  }
+}
+#else
 // Spins until the phase with parity `parity` has completed.
 GEMM_DEVICE void mbarrier_wait(uint64_t* bar, uint32_t parity, WaitTag tag) {
   while (!mbarrier_try_wait_parity(bar, parity)) {
   }
 }
+#endif
 
 #elif defined(GEMM_EMULATED)
 

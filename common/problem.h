@@ -34,7 +34,7 @@ struct Problem {
 // steps.md, "The shape contract".
 enum class Contract {
   single_tile,  // step 1: M = N = 128, K = 64
-  k_loop,       // step 2: M = N = 128, K a positive multiple of 64
+  k_loop,       // step 2: M = N = 128, K a positive multiple of 64, at most 2^31 - 1
   general,      // steps 3-10: M >= 1; N, K positive multiples of 8; each at most 2^31 - 1
 };
 
@@ -58,8 +58,9 @@ inline Status check_problem(Contract contract, const Problem& p) {
         return Status::failure("shape: step 1 computes exactly one tile, M = N = 128 and K = 64" + got);
       break;
     case Contract::k_loop:
-      if (p.m != 128 || p.n != 128 || p.k <= 0 || p.k % 64 != 0)
-        return Status::failure("shape: step 2 needs M = N = 128 and K a positive multiple of 64" + got);
+      if (p.m != 128 || p.n != 128 || p.k <= 0 || p.k % 64 != 0 || p.k > kMaxDim)
+        return Status::failure("shape: step 2 needs M = N = 128 and K a positive multiple of 64, at most 2^31 - 1" +
+                               got);
       break;
     case Contract::general:
       if (p.m < 1 || p.n < 1 || p.k < 1)

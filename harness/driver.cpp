@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <random>
 #include <string_view>
 #include <type_traits>
@@ -114,8 +115,12 @@ int check_and_time(const StepInfo& info, const DriverOptions& opt, const StepTar
 
   const std::unique_ptr<Backend> backend = make_cuda_backend(target.device.device);
   Operands ops(*backend, Problem{opt.m, opt.n, opt.k}, opt.seed, opt.mode);
-  CublasReference cublas(backend->stream());  // the speed baseline in both modes
-  Reference& reference = reference_for(opt.mode, cublas);
+  // cuBLAS is the speed baseline in both modes; with --check-only --exact it is not even created,
+  // so a run under compute-sanitizer launches the step's kernels and the harness's own, nothing else.
+  std::optional<CublasReference> cublas;
+  CpuReference cpu;
+  if (!(opt.check_only && opt.mode == InputMode::exact_int)) cublas.emplace(backend->stream());
+  Reference& reference = cublas ? reference_for(opt.mode, *cublas) : cpu;
 
   const CheckOutcome out = run_and_check(*backend, target.launcher, ops, reference);
   if (!out.status.ok()) {
@@ -129,6 +134,10 @@ int check_and_time(const StepInfo& info, const DriverOptions& opt, const StepTar
   if (!out.result.ok) {
     std::printf("timing:         skipped (D does not match)\n");
     return kExitFailure;
+  }
+  if (opt.check_only) {
+    std::printf("timing:         skipped (--check-only)\n");
+    return kExitMatch;
   }
 
   // Timing rotates through input sets that together hold at least 3x the L2, as the benchmark
@@ -148,7 +157,7 @@ int check_and_time(const StepInfo& info, const DriverOptions& opt, const StepTar
       },
       kWarmup, opt.iters));
   const double cublas_ms =
-      median(time_ms(stream, [&] { cublas.run(rotation.problem(cublas_call++)); }, kWarmup, opt.iters));
+      median(time_ms(stream, [&] { cublas->run(rotation.problem(cublas_call++)); }, kWarmup, opt.iters));
   const double step_tflops = tflops(opt.m, opt.n, opt.k, step_ms);
   const double cublas_tflops = tflops(opt.m, opt.n, opt.k, cublas_ms);
   std::printf("step time:      %.4f ms, %.2f TFLOPS (median of %d, %d rotating input sets)\n", step_ms, step_tflops,
@@ -177,7 +186,7 @@ std::string usage(int step) {
   std::snprintf(name, sizeof name, "step%02d", step);
   return std::string("usage: ") + name +
          " [--m M] [--n N] [--k K] [--iters I] [--seed S] [--exact] [--track auto|hopper|blackwell]\n"
-         "       [--device gpu|emu] [--emu-sms N] [--emu-seed S] [--dump-d FILE]\n"
+         "       [--device gpu|emu] [--emu-sms N] [--emu-seed S] [--dump-d FILE] [--check-only]\n"
          "\n"
          "Runs step " + std::to_string(step) + " on D[M,N] = A[M,K] * B[N,K]^T (fp16, row-major), checks D\n"
          "and times the step against cuBLAS. A flag's value may also follow '=': --m=4096.\n"
@@ -194,6 +203,7 @@ std::string usage(int step) {
          "  --emu-seed S   the emulator's schedule (thread order, completion of asynchronous work); default\n"
          "                 a fresh one, printed for replay\n"
          "  --dump-d FILE  write D to FILE (M x N fp16, row-major, raw): compare devices with cmp\n"
+         "  --check-only   check D and stop: nothing timed (with --exact no cuBLAS either: for compute-sanitizer)\n"
          "Exit status: 0 match, 1 mismatch or failure, 2 bad flag or shape, 3 no GPU or no track for it.\n"
          "See docs/emulator.md for the emulator: what it models and checks, and its deadlock report.\n";
 }
@@ -226,6 +236,11 @@ ParseResult parse_flags(int step, int argc, const char* const* argv) {
     if (flag == "--exact") {
       if (eq != std::string_view::npos) return fail("--exact takes no value");
       o.mode = InputMode::exact_int;
+      continue;
+    }
+    if (flag == "--check-only") {
+      if (eq != std::string_view::npos) return fail("--check-only takes no value");
+      o.check_only = true;
       continue;
     }
     if (flag != "--m" && flag != "--n" && flag != "--k" && flag != "--iters" && flag != "--seed" && flag != "--track" &&

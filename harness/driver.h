@@ -1,7 +1,7 @@
 // The step driver: the main() of every step executable (cmake/GemmStep.cmake generates it).
 //
 //   step03 [--m M] [--n N] [--k K] [--iters I] [--seed S] [--exact] [--track auto|hopper|blackwell]
-//          [--device gpu|emu] [--emu-sms N] [--emu-seed S] [--dump-d FILE]
+//          [--device gpu|emu] [--emu-sms N] [--emu-seed S] [--dump-d FILE] [--check-only]
 //
 // runs the step once on A[M,K], B[N,K] filled from the hash, checks D (float mode against cuBLAS,
 // --exact against the CPU reference, bit for bit), times the step and cuBLAS, and prints one block.
@@ -42,6 +42,7 @@ struct DriverOptions {
   uint64_t emu_seed = 0;          // the emulator's scheduling seed ...
   bool emu_seed_given = false;    // ... or a fresh one, printed for replay
   std::string dump_d;             // write D (M x N fp16, row-major, raw) to this file
+  bool check_only = false;        // check D and stop: no timing (and, with --exact, no cuBLAS at all)
 };
 
 struct ParseResult {

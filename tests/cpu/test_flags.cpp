@@ -59,6 +59,12 @@ TEST(ParseFlags, NegativeShapeIsLeftToTheContract) {
   EXPECT_EQ(r.options.m, -128);
 }
 
+TEST(ParseFlags, CheckOnly) {
+  EXPECT_FALSE(parse(3, {}).options.check_only);
+  EXPECT_TRUE(parse(3, {"--check-only", "--exact", "--k", "64"}).options.check_only);
+  EXPECT_EQ(parse_error({"--check-only=1"}), "--check-only takes no value");
+}
+
 TEST(ParseFlags, Help) {
   EXPECT_TRUE(parse(3, {"--help"}).options.help);
   EXPECT_TRUE(parse(3, {"-h"}).options.help);

@@ -49,7 +49,9 @@ TEST(KLoopContract, AcceptsMultiplesOf64) {
 
 TEST(KLoopContract, RefusesOtherShapes) {
   const std::string rule = "step 2 needs M = N = 128 and K a positive multiple of 64";
-  for (int64_t k : {0, -64, 32, 96, 1000}) EXPECT_TRUE(refused_with(Contract::k_loop, call(128, 128, k), rule)) << k;
+  for (int64_t k : {int64_t{0}, int64_t{-64}, int64_t{32}, int64_t{96}, int64_t{1000}, kMaxDim + 1, int64_t{1} << 40})
+    EXPECT_TRUE(refused_with(Contract::k_loop, call(128, 128, k), rule)) << k;
+  EXPECT_TRUE(refused_with(Contract::k_loop, call(128, 128, kMaxDim + 1), "at most 2^31 - 1"));
   EXPECT_TRUE(refused_with(Contract::k_loop, call(256, 128, 64), rule));
   EXPECT_TRUE(refused_with(Contract::k_loop, call(128, 256, 64), rule));
 }

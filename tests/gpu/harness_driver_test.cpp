@@ -60,6 +60,17 @@ TEST_F(DriverGpu, ExactModeChecksAgainstTheCpuReference) {
   EXPECT_TRUE(contains(r.out, "max abs err:    0.000e+00 (vs CPU reference)\n")) << r.out;
 }
 
+// --check-only: checked, not timed (what the sanitizer tests run, tests/sanitize/).
+TEST_F(DriverGpu, CheckOnlyChecksAndDoesNotTime) {
+  for (const char* mode : {"--exact", "--seed=2"}) {
+    const DriverRun r = run_driver(stand_in(&cublas_step), {"--m=64", "--n=64", "--k=64", mode, "--check-only"});
+    EXPECT_EQ(r.exit_code, kExitMatch) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "\nverdict:        match\n")) << r.out;
+    EXPECT_TRUE(contains(r.out, "\ntiming:         skipped (--check-only)\n")) << r.out;
+    EXPECT_FALSE(contains(r.out, "TFLOPS")) << r.out;
+  }
+}
+
 TEST_F(DriverGpu, UnwrittenDIsAMismatch) {
   const DriverRun r = run_driver(stand_in(&writes_nothing), {"--m", "128", "--n", "128", "--k", "64"});
   EXPECT_EQ(r.exit_code, kExitFailure);
