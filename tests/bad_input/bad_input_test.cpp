@@ -16,15 +16,11 @@
 #include "harness/backend.h"
 #include "harness/run.h"
 #include "harness/track.h"
-
-namespace gemm {
-const StepInfo& GEMM_STEP_INFO();
-}  // namespace gemm
+#include "tests/step_under_test.h"
 
 namespace gemm {
 namespace {
 
-const StepInfo& step_info() { return GEMM_STEP_INFO(); }
 Contract contract() { return step_info().contract(); }
 
 enum class Where { cuda, emu };

@@ -20,16 +20,12 @@
 #include "harness/backend.h"
 #include "harness/reference.h"
 #include "harness/run.h"
+#include "tests/step_under_test.h"
 #include "tests/driver_run.h"
-
-namespace gemm {
-const StepInfo& GEMM_STEP_INFO();
-}  // namespace gemm
 
 namespace gemm {
 namespace {
 
-const StepInfo& step_info() { return GEMM_STEP_INFO(); }
 
 uint64_t seed_from(const char* env) {
   if (const char* v = std::getenv(env)) return std::strtoull(v, nullptr, 0);

@@ -19,10 +19,7 @@
 #include "harness/backend.h"
 #include "harness/reference.h"
 #include "harness/run.h"
-
-namespace gemm {
-const StepInfo& GEMM_STEP_INFO();
-}  // namespace gemm
+#include "tests/step_under_test.h"
 
 namespace gemm {
 namespace {
@@ -43,7 +40,7 @@ std::vector<Problem> shapes(Contract contract) {
 }
 
 TEST(EmuVsGpu, SameDBitForBitInExactMode) {
-  const StepInfo& info = GEMM_STEP_INFO();
+  const StepInfo& info = step_info();
   const StepTarget target = find_step_target(info);
   if (!target.status.ok()) GTEST_SKIP() << target.status.message();
   const uint64_t seed = seed_from("GEMM_TEST_SEED");

@@ -17,15 +17,11 @@
 #include "harness/backend.h"
 #include "harness/reference.h"
 #include "harness/run.h"
-
-namespace gemm {
-const StepInfo& GEMM_STEP_INFO();
-}  // namespace gemm
+#include "tests/step_under_test.h"
 
 namespace gemm {
 namespace {
 
-const StepInfo& step_info() { return GEMM_STEP_INFO(); }
 
 uint64_t test_seed() {
   static const uint64_t seed = []() -> uint64_t {

@@ -13,15 +13,11 @@
 #include "harness/backend.h"
 #include "harness/reference.h"
 #include "harness/run.h"
-
-namespace gemm {
-const StepInfo& GEMM_STEP_INFO();
-}  // namespace gemm
+#include "tests/step_under_test.h"
 
 namespace gemm {
 namespace {
 
-const StepInfo& step_info() { return GEMM_STEP_INFO(); }
 
 constexpr size_t kGiB = size_t{1} << 30;
 constexpr size_t kNeedGpuBytes = 16 * kGiB;
