@@ -16,6 +16,7 @@
 #include "harness/rotation.h"
 #include "harness/run.h"
 #include "harness/timer.h"
+#include "harness/seed.h"
 
 namespace gemm {
 namespace {
@@ -55,11 +56,7 @@ bool dump_d(const std::string& path, const Operands& ops) {
 // Runs the step on the emulator, once per track asked for (both by default), against the CPU
 // reference; prints one block per track.
 int run_emulated(const StepInfo& info, const DriverOptions& opt) {
-  uint64_t seed = opt.emu_seed;
-  if (!opt.emu_seed_given) {
-    std::random_device rd;
-    seed = (uint64_t{rd()} << 32) | rd();
-  }
+  const uint64_t seed = opt.emu_seed_given ? opt.emu_seed : fresh_seed();
   std::vector<Track> tracks;
   if (opt.track != TrackRequest::blackwell) tracks.push_back(Track::hopper);
   if (opt.track != TrackRequest::hopper) tracks.push_back(Track::blackwell);

@@ -20,24 +20,19 @@
 #include "harness/backend.h"
 #include "harness/reference.h"
 #include "harness/run.h"
+#include "harness/seed.h"
 #include "tests/step_under_test.h"
 #include "tests/driver_run.h"
 
 namespace gemm {
 namespace {
 
-
-uint64_t seed_from(const char* env) {
-  if (const char* v = std::getenv(env)) return std::strtoull(v, nullptr, 0);
-  std::random_device rd;
-  return (uint64_t{rd()} << 32) | rd();
-}
 uint64_t test_seed() {
-  static const uint64_t seed = seed_from("GEMM_TEST_SEED");
+  static const uint64_t seed = seed_from_env("GEMM_TEST_SEED");
   return seed;
 }
 uint64_t emu_seed() {
-  static const uint64_t seed = seed_from("GEMM_EMU_SEED");
+  static const uint64_t seed = seed_from_env("GEMM_EMU_SEED");
   return seed;
 }
 

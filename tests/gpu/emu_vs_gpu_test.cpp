@@ -19,16 +19,11 @@
 #include "harness/backend.h"
 #include "harness/reference.h"
 #include "harness/run.h"
+#include "harness/seed.h"
 #include "tests/step_under_test.h"
 
 namespace gemm {
 namespace {
-
-uint64_t seed_from(const char* env) {
-  if (const char* v = std::getenv(env)) return std::strtoull(v, nullptr, 0);
-  std::random_device rd;
-  return (uint64_t{rd()} << 32) | rd();
-}
 
 std::vector<Problem> shapes(Contract contract) {
   switch (contract) {
@@ -43,8 +38,8 @@ TEST(EmuVsGpu, SameDBitForBitInExactMode) {
   const StepInfo& info = step_info();
   const StepTarget target = find_step_target(info);
   if (!target.status.ok()) GTEST_SKIP() << target.status.message();
-  const uint64_t seed = seed_from("GEMM_TEST_SEED");
-  const uint64_t emu_seed = seed_from("GEMM_EMU_SEED");
+  const uint64_t seed = seed_from_env("GEMM_TEST_SEED");
+  const uint64_t emu_seed = seed_from_env("GEMM_EMU_SEED");
   SCOPED_TRACE("input seed " + std::to_string(seed) + ", emulator seed " + std::to_string(emu_seed) +
                " (replay: GEMM_TEST_SEED=" + std::to_string(seed) + " GEMM_EMU_SEED=" + std::to_string(emu_seed) + ")");
   const std::unique_ptr<Backend> gpu = make_cuda_backend(target.device.device);

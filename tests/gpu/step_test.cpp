@@ -17,6 +17,7 @@
 #include "harness/backend.h"
 #include "harness/reference.h"
 #include "harness/run.h"
+#include "harness/seed.h"
 #include "tests/step_under_test.h"
 
 namespace gemm {
@@ -24,11 +25,7 @@ namespace {
 
 
 uint64_t test_seed() {
-  static const uint64_t seed = []() -> uint64_t {
-    if (const char* env = std::getenv("GEMM_TEST_SEED")) return std::strtoull(env, nullptr, 0);
-    std::random_device rd;
-    return (uint64_t{rd()} << 32) | rd();
-  }();
+  static const uint64_t seed = seed_from_env("GEMM_TEST_SEED");
   return seed;
 }
 

@@ -22,6 +22,7 @@
 #include "harness/backend.h"
 #include "harness/reference.h"
 #include "harness/run.h"
+#include "harness/seed.h"
 #include "tests/step_under_test.h"
 
 namespace gemm {
@@ -39,11 +40,7 @@ constexpr int64_t kMaxM = 3000, kMaxN = 3000, kMaxK = 4096;
 #endif
 
 uint64_t sweep_seed() {
-  static const uint64_t seed = [] {
-    if (const char* env = std::getenv("GEMM_SWEEP_SEED")) return static_cast<uint64_t>(std::strtoull(env, nullptr, 0));
-    std::random_device rd;
-    return (uint64_t{rd()} << 32) | rd();
-  }();
+  static const uint64_t seed = seed_from_env("GEMM_SWEEP_SEED");
   return seed;
 }
 
