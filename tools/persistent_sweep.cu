@@ -94,7 +94,7 @@ void run_shape(const Shape& s, cublasHandle_t handle, int l2_bytes) {
   struct Variant {
     int group_m, ctas;
   };
-  std::vector<Variant> variants = {{gemm::step06::hopper::kGroupM, 0}, {1, 0}, {16, 0}, {8, 7}};
+  std::vector<Variant> variants = {{gemm::step06::hopper::kGroupM, 0}, {1, 0}, {8, 0}, {8, 7}};
   const int64_t tiles = ((s.m + 127) / 128) * ((s.n + 127) / 128);
   if (tiles <= 4096) variants.push_back({4, 1});  // one CTA walks every tile
   if (tiles < 1000) variants.push_back({8, 1000});  // more CTAs than tiles: some have no work

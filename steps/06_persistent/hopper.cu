@@ -56,11 +56,11 @@ static_assert(kStageBytes == 32768, "A 128x64 + B 128x64 fp16");
 // A stage is free once every warp of the warpgroup has seen its wgmmas complete: lane 0 of each
 // warp arrives, after that warp's wgmma.wait_group.
 constexpr uint32_t kReleaseArrivals = kThreads / kWarpSize;
-// Tile rows per L2 group of the scheduler. Measured (README.md; H200, 2026-11-21, 396 CTAs, three
-// sweeps of 1, 2, 4, ..., 64): at 8192^3, 8 was the best every time (634-644 TFLOPS; 1: 558-566,
-// 16: 611-617, 64 = step 5's M-fastest order: 557-574); at 4096^3, where A and B nearly fit in L2,
-// every size ran within 3.5 % (562-581).
-constexpr int kGroupM = 8;
+// Tile rows per L2 group of the scheduler. Measured (README.md; H100, 2026-11-22, 264 CTAs, two
+// sweeps of 1, 2, 4, ..., 64): at 8192^3, 16 was the best both times (595 / 592 TFLOPS; 8: 594 / 591,
+// 1: 553 / 549, 64 = step 5's M-fastest order: 578 / 583); at 4096^3, where A and B nearly fit in
+// L2, every size ran within 4 % (615-641) and 16 was within 1 % of the best.
+constexpr int kGroupM = 16;
 
 // Every tile is rows x 128 bytes in the SW128 layout and starts on a 1024-byte boundary (the
 // swizzle pattern repeats every 8 rows = 1024 bytes; TMA and the descriptors assume it).
@@ -72,10 +72,9 @@ struct alignas(1024) SharedStorage {
 };
 static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b[0]) % 1024 == 0,
               "every tile must start on a 1024-byte boundary");
-// No staging buffer of its own for the epilogue: once the K loop is over, both stages are free, and
-// the output tile goes into the two A buffers (2 x 16 KB: exactly its two 64-column boxes). A third
-// 32 KB buffer (~97 KB per CTA) would leave room for two CTAs per SM instead of three, and that
-// costs more than the second stage gains (README.md: measured).
+// No staging buffer of its own for the epilogue, as in step 5: once the K loop is over, both stages
+// are free, and the output tile goes into the two A buffers (2 x 16 KB: exactly its two 64-column
+// boxes).
 static_assert(sizeof(SharedStorage::a) == kStoreBoxes * kTileM * kStoreCols * sizeof(__half),
               "the output tile fills the A buffers exactly");
 
@@ -105,12 +104,12 @@ __device__ __forceinline__ void prefetch_tile(SharedStorage& smem, PipelineState
     load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN, kt);
 }
 
-// At most 168 registers a thread, so that three CTAs fit an SM (3 x 128 x 168 <= 65536), as in
-// step 5. The tile loop makes ptxas keep values it computes once per CTA (the epilogue's
-// shared-memory offsets, descriptor bases) live across every tile, on top of the 128 accumulator
-// registers: uncapped it takes 232 registers, and only two CTAs fit. The cap makes it spill a few
-// of those values to local memory instead (216 bytes; see README.md for what it costs and gains).
-__global__ void __launch_bounds__(kThreads, 3)
+// No cap on registers. The tile loop makes ptxas keep values it computes once per CTA (the
+// epilogue's shared-memory offsets, descriptor bases) live across every tile, on top of the 128
+// accumulator registers: 227 registers a thread, so two CTAs fit an SM, not three as in step 5.
+// Capping it at 168 for three CTAs (__launch_bounds__(kThreads, 3): 216 bytes of spills) ran 10 to
+// 15 % slower than this (README.md).
+__global__ void __launch_bounds__(kThreads)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
            const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int64_t K, int group_m) {
   SharedStorage& smem = dynamic_smem<SharedStorage>();
@@ -130,11 +129,7 @@ __global__ void __launch_bounds__(kThreads, 3)
   }
   __syncthreads();  // nobody uses a barrier before it is initialised
 
-  // Rows 0-63 and 64-127 of the tile. Not zeroed any more: the tile's first wgmma has scale-d = 0
-  // and ignores the old values, and with a wgmma group in flight across iterations, zeroing them
-  // would be a non-wgmma instruction defining accumulator registers: ptxas then serialises every
-  // wgmma (warning C7515).
-  float acc[2][kAccRegs];
+  float acc[2][kAccRegs];  // rows 0-63 and 64-127 of the tile
 
   // Producer and consumers each keep their own place in the ring (thread 0 is both), across tiles.
   PipelineState<kStages> write;  // the stage the producer fills next
@@ -153,6 +148,11 @@ __global__ void __launch_bounds__(kThreads, 3)
     m0 = tile.m * kTileM;
     n0 = tile.n * kTileN;
     // END SOLUTION step06
+
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int i = 0; i < kAccRegs; ++i) acc[h][i] = 0.0f;
 
     for (int64_t kt = 0; kt < k_tiles; ++kt) {
       // BEGIN SOLUTION step05: wait on full[read.stage] with the consumers' parity, read.full_parity().
@@ -177,25 +177,16 @@ __global__ void __launch_bounds__(kThreads, 3)
       wgmma_commit_group();
       // END SOLUTION step02
 
-      // BEGIN SOLUTION step05: wait_group 1 leaves this slice's group in flight and completes slice kt-1's; then (kt > 0) lane 0 of each warp arrives on empty[] of kt-1's stage, and thread 0 refills that stage with slice kt - 1 + kStages if it exists.
-      wgmma_wait_group<1>();
+      // BEGIN SOLUTION step05: wait_group 0 completes this slice's group; lane 0 of each warp arrives on empty[read.stage], and thread 0 refills that stage with slice kt + kStages if it exists.
+      wgmma_wait_group<0>();  // this warp's share of slice kt's wgmmas has finished reading the stage
       wgmma_fence_operands(acc[0]);
       wgmma_fence_operands(acc[1]);
-      if (kt > 0) {
-        const int prev = (read.stage + kStages - 1) % kStages;  // slice kt-1's stage
-        if (lane_id() == 0) mbarrier_arrive(&smem.empty[prev]);
-        const int64_t next = kt - 1 + kStages;  // the slice that goes into it
-        if (threadIdx.x == 0 && next < k_tiles) load_slice(smem, write, &map_a, &map_b, m0, n0, next);
-      }
+      if (lane_id() == 0) mbarrier_arrive(&smem.empty[read.stage]);
+      const int64_t next = kt + kStages;  // the slice that goes into this stage next
+      if (threadIdx.x == 0 && next < k_tiles) load_slice(smem, write, &map_a, &map_b, m0, n0, next);
       // END SOLUTION step05
       read.advance();
     }
-    // BEGIN SOLUTION step05: drain: wait_group 0 completes the last slice's group; release its stage as well, so that every stage filled is released exactly once.
-    wgmma_wait_group<0>();
-    wgmma_fence_operands(acc[0]);
-    wgmma_fence_operands(acc[1]);
-    if (lane_id() == 0) mbarrier_arrive(&smem.empty[(read.stage + kStages - 1) % kStages]);
-    // END SOLUTION step05
     // Every warp has passed its wait_group 0: no wgmma reads the stages any more, and the epilogue may
     // write the output tile into the A buffers.
     __syncthreads();
@@ -266,8 +257,8 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
   cfg.block = dim3(kThreads);
   cfg.smem_bytes = smem_bytes<SharedStorage>();
   cfg.stream = stream;
-  // The persistent grid: what is resident at once (3 CTAs per SM here: shared memory allows 3 of
-  // these ~66 KB CTAs, and registers 3 of 128 threads x 168), and no more CTAs than tiles. An
+  // The persistent grid: what is resident at once (2 CTAs per SM here: shared memory would allow 3
+  // of these ~66 KB CTAs, registers allow 2 of 128 threads x 227), and no more CTAs than tiles. An
   // explicit `ctas` is taken as it is: with more CTAs than tiles, some find no work and just exit.
   if (ctas <= 0) {
     if (Status s = resident_ctas(kernel, kThreads, cfg.smem_bytes, &ctas); !s.ok()) return s;
