@@ -56,10 +56,10 @@ static_assert(kStageBytes == 32768, "A 128x64 + B 128x64 fp16");
 // A stage is free once every warp of the warpgroup has seen its wgmmas complete: lane 0 of each
 // warp arrives, after that warp's wgmma.wait_group.
 constexpr uint32_t kReleaseArrivals = kThreads / kWarpSize;
-// Tile rows per L2 group of the scheduler. Measured (README.md; H100, 2026-11-22, 264 CTAs, two
-// sweeps of 1, 2, 4, ..., 64): at 8192^3, 16 was the best both times (595 / 592 TFLOPS; 8: 594 / 591,
-// 1: 553 / 549, 64 = step 5's M-fastest order: 578 / 583); at 4096^3, where A and B nearly fit in
-// L2, every size ran within 4 % (615-641) and 16 was within 1 % of the best.
+// Tile rows per L2 group of the scheduler. Measured (README.md; H100, 2026-11-22, 264 CTAs, five
+// sweeps of 1, 2, 4, ..., 64): one row per group is the worst at 8192^3 (~4 % under the rest); from
+// 2 up every size is within the noise of the others (~2 %) at both 4096^3 and 8192^3, though the
+// order still changes the DRAM traffic (1.7-3.3 GB at 8192^3). 16 was the best in the first sweeps.
 constexpr int kGroupM = 16;
 
 // Every tile is rows x 128 bytes in the SW128 layout and starts on a 1024-byte boundary (the
