@@ -45,7 +45,7 @@ constexpr int kThreads = 128;    // one warpgroup
 constexpr int kWgmmaM = 64;      // rows per wgmma: the 128-row tile takes two
 constexpr int kWgmmaK = 16;
 constexpr int kAccRegs = kWgmmaAccRegs<kTileN>;  // 64 f32 registers per thread per 64-row half
-constexpr int kStages = 2;       // K slices in flight: one being multiplied, one loading
+constexpr int kStages = 2;       // two K slice buffers, each refilled as soon as its MMAs complete
 // The output tile is stored as boxes of 64 columns: a SW128 box row is at most 128 bytes.
 constexpr int kStoreCols = 64;
 constexpr int kStoreBoxes = kTileN / kStoreCols;

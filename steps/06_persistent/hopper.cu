@@ -45,7 +45,7 @@ constexpr int kThreads = 128;    // one warpgroup
 constexpr int kWgmmaM = 64;      // rows per wgmma: the 128-row tile takes two
 constexpr int kWgmmaK = 16;
 constexpr int kAccRegs = kWgmmaAccRegs<kTileN>;  // 64 f32 registers per thread per 64-row half
-constexpr int kStages = 2;       // K slices in flight: one being multiplied, one loading
+constexpr int kStages = 2;       // two K slice buffers, each refilled as soon as its MMAs complete
 // The output tile is stored as boxes of 64 columns: a SW128 box row is at most 128 bytes.
 constexpr int kStoreCols = 64;
 constexpr int kStoreBoxes = kTileN / kStoreCols;
@@ -59,7 +59,7 @@ constexpr uint32_t kReleaseArrivals = kThreads / kWarpSize;
 // Tile rows per L2 group of the scheduler. Measured (README.md; H100, 2026-11-22, 264 CTAs, five
 // sweeps of 1, 2, 4, ..., 64): one row per group is the worst at 8192^3 (~4 % under the rest); from
 // 2 up every size is within the noise of the others (~2 %) at both 4096^3 and 8192^3, though the
-// order still changes the DRAM traffic (1.7-3.3 GB at 8192^3). 16 was the best in the first sweeps.
+// order still changes the DRAM traffic (1.6-3.4 GB at 8192^3). 16 was the best in the first sweeps.
 constexpr int kGroupM = 16;
 
 // Every tile is rows x 128 bytes in the SW128 layout and starts on a 1024-byte boundary (the
@@ -107,8 +107,8 @@ __device__ __forceinline__ void prefetch_tile(SharedStorage& smem, PipelineState
 // No cap on registers. The tile loop makes ptxas keep values it computes once per CTA (the
 // epilogue's shared-memory offsets, descriptor bases) live across every tile, on top of the 128
 // accumulator registers: 227 registers a thread, so two CTAs fit an SM, not three as in step 5.
-// Capping it at 168 for three CTAs (__launch_bounds__(kThreads, 3): 216 bytes of spills) ran 10 to
-// 15 % slower than this (README.md).
+// Capping it at 168 for three CTAs (__launch_bounds__(kThreads, 3): 216-252 bytes of spills) ran 14
+// to 18 % slower than this (README.md).
 __global__ void __launch_bounds__(kThreads)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
            const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int64_t K, int group_m) {
