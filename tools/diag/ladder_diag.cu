@@ -9,16 +9,14 @@
 //   ./ladder_diag OUT_DIR                  # timing at 4096^3 and 8192^3, traces in OUT_DIR
 //   ncu --clock-control none --metrics dram__bytes_read.sum,gpu__time_duration.sum -k regex:kernel \
 //       ./ladder_diag --ncu                # one launch of each timed configuration at 8192^3
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
-
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "tools/sweep_common.cuh"
 
 // Where the *_trace variants write: 8 words per tile (start, -, -, -, end, smid, blockIdx, -).
 __device__ unsigned long long* g_trace = nullptr;
@@ -55,36 +53,10 @@ __device__ __forceinline__ unsigned diag_smid() {
 
 namespace {
 
+using namespace gemm::sweep;
+
 constexpr int kRuns = 21;
 constexpr int kWarmup = 2;
-
-void check_cuda(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "error: %s: %s\n", what, cudaGetErrorString(e));
-    std::exit(1);
-  }
-}
-void check_status(const gemm::Status& s, const char* what) {
-  if (!s.ok()) {
-    std::fprintf(stderr, "error: %s: %s\n", what, s.message().c_str());
-    std::exit(1);
-  }
-}
-
-__global__ void fill_uniform(__half* p, int64_t n, uint64_t seed) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
-    uint64_t x = (static_cast<uint64_t>(i) + 1) * 0x9E3779B97F4A7C15ull ^ seed;
-    x ^= x >> 31;
-    x *= 0xBF58476D1CE4E5B9ull;
-    x ^= x >> 29;
-    p[i] = __float2half(static_cast<float>(x >> 40) / static_cast<float>(1 << 23) - 1.0f);  // [-1, 1)
-  }
-}
-
-double median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
 
 struct Variant {
   std::string name;
@@ -117,41 +89,31 @@ std::vector<Variant> traced_variants() {
 }
 
 void run_shape(int64_t m, int64_t n, int64_t k, cublasHandle_t handle, int l2_bytes, const char* out_dir, bool ncu) {
-  const int64_t a_elems = m * k, b_elems = n * k, d_elems = m * n;
-  const int64_t pair_bytes = (a_elems + b_elems) * 2;
-  const int sets = ncu ? 1 : static_cast<int>(std::max<int64_t>(2, (3 * int64_t{l2_bytes} + pair_bytes - 1) / pair_bytes));
-  std::vector<__half*> a(sets), b(sets);
-  for (int i = 0; i < sets; ++i) {
-    check_cuda(cudaMalloc(&a[i], a_elems * 2), "cudaMalloc A");
-    check_cuda(cudaMalloc(&b[i], b_elems * 2), "cudaMalloc B");
-    fill_uniform<<<1024, 256>>>(a[i], a_elems, 2 * i + 1);
-    fill_uniform<<<1024, 256>>>(b[i], b_elems, 2 * i + 2);
-  }
-  __half *d = nullptr, *d_ref = nullptr;
-  check_cuda(cudaMalloc(&d, d_elems * 2), "cudaMalloc D");
-  check_cuda(cudaMalloc(&d_ref, d_elems * 2), "cudaMalloc D_ref");
-  check_cuda(cudaDeviceSynchronize(), "fill");
-  const auto problem = [&](int set, __half* out) { return gemm::Problem{m, n, k, a[set], b[set], out}; };
+  const RotatingInputs in(m, n, k, l2_bytes, ncu ? 1 : 0);
+  const int64_t d_elems = in.d_elems();
   const std::vector<Variant> timed = timed_variants(), traced = traced_variants();
   std::printf("\n== %lldx%lldx%lld: %d rotating A/B sets\n", static_cast<long long>(m), static_cast<long long>(n),
-              static_cast<long long>(k), sets);
+              static_cast<long long>(k), in.sets);
 
   if (ncu) {  // one launch each, for Nsight Compute
-    for (const Variant& v : timed) check_status(v.run(problem(0, d)), v.name.c_str());
+    for (const Variant& v : timed) check_status(v.run(in.problem(0, in.d)), v.name.c_str());
     check_cuda(cudaDeviceSynchronize(), "ncu launches");
     return;
   }
 
   // Every variant computes step 5's D bit for bit: the same wgmmas on the same data per tile.
+  __half* d_ref = nullptr;
+  check_cuda(cudaMalloc(&d_ref, d_elems * 2), "cudaMalloc D_ref");
   std::vector<__half> ref(d_elems), got(d_elems);
-  check_status(gemm::step05::hopper::run(problem(0, d_ref), nullptr), "step05");
+  check_status(gemm::step05::hopper::run(in.problem(0, d_ref), nullptr), "step05");
   check_cuda(cudaMemcpy(ref.data(), d_ref, d_elems * 2, cudaMemcpyDeviceToHost), "copy D_ref");
+  cudaFree(d_ref);
   std::vector<Variant> all = timed;
   all.insert(all.end(), traced.begin(), traced.end());
   for (const Variant& v : all) {
-    check_cuda(cudaMemset(d, 0xFF, d_elems * 2), "poison D");
-    check_status(v.run(problem(0, d)), v.name.c_str());
-    check_cuda(cudaMemcpy(got.data(), d, d_elems * 2, cudaMemcpyDeviceToHost), "copy D");
+    check_cuda(cudaMemset(in.d, 0xFF, d_elems * 2), "poison D");
+    check_status(v.run(in.problem(0, in.d)), v.name.c_str());
+    check_cuda(cudaMemcpy(got.data(), in.d, d_elems * 2, cudaMemcpyDeviceToHost), "copy D");
     if (std::memcmp(ref.data(), got.data(), d_elems * 2) != 0) {
       std::printf("check %s: MISMATCH with step05\n", v.name.c_str());
       std::exit(1);
@@ -159,55 +121,11 @@ void run_shape(int64_t m, int64_t n, int64_t k, cublasHandle_t handle, int l2_by
   }
   std::printf("check: every variant == step05 bit for bit\n");
 
-  cudaEvent_t start, stop;
-  check_cuda(cudaEventCreate(&start), "event");
-  check_cuda(cudaEventCreate(&stop), "event");
-  const double flops = 2.0 * m * n * k;
-  const float one = 1.0f, zero = 0.0f;
-  struct Config {
-    std::string name;
-    std::function<void(int)> launch;
-    std::vector<float> ms;
-  };
   std::vector<Config> configs;
-  configs.push_back({"cuBLAS", [&](int set) {
-                       if (cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
-                                        static_cast<int>(k), &one, b[set], CUDA_R_16F, static_cast<int>(k), a[set],
-                                        CUDA_R_16F, static_cast<int>(k), &zero, d, CUDA_R_16F, static_cast<int>(n),
-                                        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS) {
-                         std::fprintf(stderr, "error: cublasGemmEx\n");
-                         std::exit(1);
-                       }
-                     }, {}});
+  configs.push_back({"cuBLAS", [&](int set) { cublas_gemm(handle, in, set, in.d); }, {}});
   for (const Variant& v : timed)
-    configs.push_back({v.name, [&, v](int set) { check_status(v.run(problem(set, d)), v.name.c_str()); }, {}});
-  int launches = 0;  // every launch takes the next input set
-  for (int round = 0; round < kWarmup + kRuns; ++round) {
-    for (size_t i = 0; i < configs.size(); ++i) {  // a different configuration goes first each round
-      Config& c = configs[(i + round) % configs.size()];
-      const int set = launches++ % sets;
-      if (round < kWarmup) {
-        c.launch(set);
-        continue;
-      }
-      check_cuda(cudaEventRecord(start), "record");
-      c.launch(set);
-      check_cuda(cudaEventRecord(stop), "record");
-      check_cuda(cudaEventSynchronize(stop), c.name.c_str());
-      float ms = 0;
-      check_cuda(cudaEventElapsedTime(&ms, start, stop), "elapsed");
-      c.ms.push_back(ms);
-    }
-  }
-  const double cublas_ms = median(configs[0].ms);
-  for (const Config& c : configs) {
-    const double med = median(c.ms);
-    const auto [lo, hi] = std::minmax_element(c.ms.begin(), c.ms.end());
-    std::printf("time   %-18s %8.4f ms  %7.1f TFLOPS  ratio %.3f  (median of %d; min %.4f, max %.4f ms)\n",
-                c.name.c_str(), med, flops / med / 1e9, cublas_ms / med, kRuns, *lo, *hi);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
+    configs.push_back({v.name, [&, v](int set) { check_status(v.run(in.problem(set, in.d)), v.name.c_str()); }, {}});
+  time_interleaved(configs, in.sets, kWarmup, kRuns, in.flops());
 
   // Traces: a warm launch, then a traced one on the other input set.
   const int64_t tiles_m = (m + 127) / 128, tiles = tiles_m * ((n + 127) / 128);
@@ -215,10 +133,10 @@ void run_shape(int64_t m, int64_t n, int64_t k, cublasHandle_t handle, int l2_by
   check_cuda(cudaMalloc(&trace, tiles * 8 * sizeof(unsigned long long)), "cudaMalloc trace");
   std::vector<unsigned long long> host(tiles * 8);
   for (const Variant& v : traced) {
-    check_status(v.run(problem(0, d)), v.name.c_str());
+    check_status(v.run(in.problem(0, in.d)), v.name.c_str());
     check_cuda(cudaMemset(trace, 0, tiles * 8 * sizeof(unsigned long long)), "clear trace");
     check_cuda(cudaMemcpyToSymbol(g_trace, &trace, sizeof(trace)), "g_trace");
-    check_status(v.run(problem(1 % sets, d)), v.name.c_str());
+    check_status(v.run(in.problem(1 % in.sets, in.d)), v.name.c_str());
     check_cuda(cudaDeviceSynchronize(), v.name.c_str());
     unsigned long long* none = nullptr;
     check_cuda(cudaMemcpyToSymbol(g_trace, &none, sizeof(none)), "g_trace");
@@ -238,12 +156,6 @@ void run_shape(int64_t m, int64_t n, int64_t k, cublasHandle_t handle, int l2_by
     std::fclose(f);
   }
   cudaFree(trace);
-  for (int i = 0; i < sets; ++i) {
-    cudaFree(a[i]);
-    cudaFree(b[i]);
-  }
-  cudaFree(d);
-  cudaFree(d_ref);
 }
 
 }  // namespace
