@@ -48,7 +48,7 @@ constexpr int kTileN = 128;
 constexpr int kTileK = 64;      // one 128-byte swizzle atom of fp16
 constexpr int kThreads = 128;   // 4 warps: one per quarter of the TMEM lanes
 constexpr int kLdColumns = 32;  // columns per tcgen05.ld.32x32b.x32
-constexpr int kStages = 2;       // two K slice buffers, each refilled as soon as its MMAs complete
+constexpr int kStages = 2;      // two K slice buffers, each refilled as soon as its MMAs complete
 // The fp32 accumulator takes one TMEM column per output column; an allocation is a power of 2
 // of at least 32 columns, and always spans all 128 lanes.
 constexpr uint32_t kTmemColumns = kTileN;
