@@ -45,16 +45,16 @@ struct Tile {
 
 // The work units of one persistent worker: work, work + stride, ... while below end.
 //   for (WorkCursor w = sched.begin(worker, num_workers); w.valid(); w.advance()) {
-//     const Tile t = sched.tile(w.work, cta_rank);
+//     const Tile t = sched.tile(w.unit, cta_rank);
 //     ...
 //   }
 struct WorkCursor {
-  int64_t work = 0;    // the current unit
+  int64_t unit = 0;    // the current work unit
   int64_t stride = 1;  // number of workers
   int64_t end = 0;     // number of units
 
-  GEMM_HD constexpr bool valid() const { return work < end; }
-  GEMM_HD constexpr void advance() { work += stride; }
+  GEMM_HD constexpr bool valid() const { return unit < end; }
+  GEMM_HD constexpr void advance() { unit += stride; }
 };
 
 class TileScheduler {
@@ -95,7 +95,7 @@ class TileScheduler {
   // The units of worker `worker` of `num_workers`: worker, worker + num_workers, ...
   GEMM_HD constexpr WorkCursor begin(int64_t worker, int64_t num_workers) const {
     WorkCursor c;
-    c.work = worker;
+    c.unit = worker;
     c.stride = num_workers;
     c.end = num_work();
     return c;

@@ -90,17 +90,17 @@ __device__ uint32_t pack_half2(uint32_t lo, uint32_t hi) {
   return static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
 }
 
-// Loads K slice `k_tile` of the tile at (m0, n0) into the producer's next stage, once that stage is
+// Loads K slice `k_slice` of the tile at (m0, n0) into the producer's next stage, once that stage is
 // free, and moves the producer on. One thread.
 __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kStages>& write,
                                            const CUtensorMap* map_a, const CUtensorMap* map_b, int64_t m0,
-                                           int64_t n0, int64_t k_tile) {
+                                           int64_t n0, int64_t k_slice) {
   // BEGIN SOLUTION step05: wait on empty[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
   mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer"});
   // END SOLUTION step05
-  // BEGIN SOLUTION step04: announce kStageBytes on full[s] (arrive.expect_tx), then load the boxes at {k0, m0} of A and {k0, n0} of B (k0 = k_tile * 64) into stage s = write.stage.
+  // BEGIN SOLUTION step04: announce kStageBytes on full[s] (arrive.expect_tx), then load the boxes at {k0, m0} of A and {k0, n0} of B (k0 = k_slice * 64) into stage s = write.stage.
   const int s = write.stage;
-  const int32_t k0 = static_cast<int32_t>(k_tile * kTileK);
+  const int32_t k0 = static_cast<int32_t>(k_slice * kTileK);
   mbarrier_arrive_expect_tx(&smem.full[s], kStageBytes);
   tma_load_2d(smem.a[s], map_a, &smem.full[s], k0, static_cast<int32_t>(m0));
   tma_load_2d(smem.b[s], map_b, &smem.full[s], k0, static_cast<int32_t>(n0));
@@ -148,16 +148,16 @@ __global__ void __launch_bounds__(kThreads)
   tcgen05_fence_after_thread_sync();
   const uint32_t tmem_acc = smem.tmem_base;  // lane 0, first allocated column
 
-  const int64_t k_tiles = (K + kTileK - 1) / kTileK;
+  const int64_t k_slices = (K + kTileK - 1) / kTileK;
   // The K loop: one thread, producer and MMA issuer at once, with a place in the ring for each role.
   if (threadIdx.x == 0) {
     PipelineState<kStages> write;  // the stage the producer fills next
     PipelineState<kStages> read;   // the stage the MMAs read next
 
     // Prefetch: fill every stage before the first MMA.
-    for (int64_t kt = 0; kt < kStages && kt < k_tiles; ++kt) load_slice(smem, write, &map_a, &map_b, m0, n0, kt);
+    for (int64_t ks = 0; ks < kStages && ks < k_slices; ++ks) load_slice(smem, write, &map_a, &map_b, m0, n0, ks);
 
-    for (int64_t kt = 0; kt < k_tiles; ++kt) {
+    for (int64_t ks = 0; ks < k_slices; ++ks) {
       // BEGIN SOLUTION step05: wait on full[read.stage] with the consumer's parity, read.full_parity(); then tcgen05.fence::after_thread_sync.
       mbarrier_wait(&smem.full[read.stage], read.full_parity(), WaitTag{"full", "mma"});
       tcgen05_fence_after_thread_sync();  // orders the MMAs below after the wait
@@ -171,14 +171,14 @@ __global__ void __launch_bounds__(kThreads)
         const uint32_t k_bytes = k * kMmaK * sizeof(__half);  // 32 B per k16 slice
         const uint64_t a_desc = make_smem_desc_k_sw128(smem_addr(smem.a[read.stage]) + k_bytes);
         const uint64_t b_desc = make_smem_desc_k_sw128(smem_addr(smem.b[read.stage]) + k_bytes);
-        tcgen05_mma_f16<1>(tmem_acc, a_desc, b_desc, kIdesc, /*enable_input_d=*/kt > 0 || k > 0);
+        tcgen05_mma_f16<1>(tmem_acc, a_desc, b_desc, kIdesc, /*enable_input_d=*/ks > 0 || k > 0);
       }
       // END SOLUTION step02
 
-      // BEGIN SOLUTION step05: tcgen05.commit to empty[read.stage] releases the stage once these MMAs complete; then refill this same stage with slice kt + kStages if it exists (load_slice waits for that release).
+      // BEGIN SOLUTION step05: tcgen05.commit to empty[read.stage] releases the stage once these MMAs complete; then refill this same stage with slice ks + kStages if it exists (load_slice waits for that release).
       tcgen05_commit<1>(&smem.empty[read.stage]);
-      const int64_t next = kt + kStages;  // the slice that goes into this stage next
-      if (next < k_tiles) load_slice(smem, write, &map_a, &map_b, m0, n0, next);
+      const int64_t next = ks + kStages;  // the slice that goes into this stage next
+      if (next < k_slices) load_slice(smem, write, &map_a, &map_b, m0, n0, next);
       // END SOLUTION step05
       read.advance();
     }

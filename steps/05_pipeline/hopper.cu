@@ -12,11 +12,11 @@
 //     one arrival per warp). Stage and phase come from PipelineState (common/pipeline.cuh): the
 //     stage index walks 0, 1, 0, 1, ... and the phase parity flips each time it wraps.
 //   - Prefetch: thread 0 fills both stages before the first wgmma.
-//   - A stage is released as soon as its wgmmas complete: after issuing slice kt, wgmma.wait_group 0,
-//     then each warp arrives on the stage's empty barrier and thread 0 refills it with slice kt+2.
-//     So while slice kt+1 is still on its way, slice kt+2 is already requested: two loads in flight
-//     per CTA. (Keeping slice kt's group in flight with wait_group 1 would hold its stage too: with
-//     two stages, the next load could then start only once slice kt+1 had landed, one load in
+//   - A stage is released as soon as its wgmmas complete: after issuing slice ks, wgmma.wait_group 0,
+//     then each warp arrives on the stage's empty barrier and thread 0 refills it with slice ks+2.
+//     So while slice ks+1 is still on its way, slice ks+2 is already requested: two loads in flight
+//     per CTA. (Keeping slice ks's group in flight with wait_group 1 would hold its stage too: with
+//     two stages, the next load could then start only once slice ks+1 had landed, one load in
 //     flight, and measured 18 % slower at 8192^3; README.md. Step 8's deeper ring affords it.)
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
@@ -74,17 +74,17 @@ static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b
 static_assert(sizeof(SharedStorage::a) == kStoreBoxes * kTileM * kStoreCols * sizeof(__half),
               "the output tile fills the A buffers exactly");
 
-// Loads K slice `k_tile` of the tile at (m0, n0) into the producer's next stage, once that stage is
+// Loads K slice `k_slice` of the tile at (m0, n0) into the producer's next stage, once that stage is
 // free, and moves the producer on. One thread.
 __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kStages>& write,
                                            const CUtensorMap* map_a, const CUtensorMap* map_b, int64_t m0,
-                                           int64_t n0, int64_t k_tile) {
+                                           int64_t n0, int64_t k_slice) {
   // BEGIN SOLUTION step05: wait on empty[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
   mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer"});
   // END SOLUTION step05
-  // BEGIN SOLUTION step04: announce kStageBytes on full[s] (arrive.expect_tx), then load the boxes at {k0, m0} of A and {k0, n0} of B (k0 = k_tile * 64) into stage s = write.stage.
+  // BEGIN SOLUTION step04: announce kStageBytes on full[s] (arrive.expect_tx), then load the boxes at {k0, m0} of A and {k0, n0} of B (k0 = k_slice * 64) into stage s = write.stage.
   const int s = write.stage;
-  const int32_t k0 = static_cast<int32_t>(k_tile * kTileK);
+  const int32_t k0 = static_cast<int32_t>(k_slice * kTileK);
   mbarrier_arrive_expect_tx(&smem.full[s], kStageBytes);
   tma_load_2d(smem.a[s], map_a, &smem.full[s], k0, static_cast<int32_t>(m0));
   tma_load_2d(smem.b[s], map_b, &smem.full[s], k0, static_cast<int32_t>(n0));
@@ -128,13 +128,13 @@ __global__ void __launch_bounds__(kThreads)
   // Producer and consumers each keep their own place in the ring (thread 0 is both).
   PipelineState<kStages> write;  // the stage the producer fills next
   PipelineState<kStages> read;   // the stage the consumers multiply next
-  const int64_t k_tiles = (K + kTileK - 1) / kTileK;
+  const int64_t k_slices = (K + kTileK - 1) / kTileK;
 
   // Prefetch: fill every stage before the first wgmma.
   if (threadIdx.x == 0)
-    for (int64_t kt = 0; kt < kStages && kt < k_tiles; ++kt) load_slice(smem, write, &map_a, &map_b, m0, n0, kt);
+    for (int64_t ks = 0; ks < kStages && ks < k_slices; ++ks) load_slice(smem, write, &map_a, &map_b, m0, n0, ks);
 
-  for (int64_t kt = 0; kt < k_tiles; ++kt) {
+  for (int64_t ks = 0; ks < k_slices; ++ks) {
     // BEGIN SOLUTION step05: wait on full[read.stage] with the consumers' parity, read.full_parity().
     mbarrier_wait(&smem.full[read.stage], read.full_parity(), WaitTag{"full", "consumer"});
     // END SOLUTION step05
@@ -151,19 +151,19 @@ __global__ void __launch_bounds__(kThreads)
         const uint64_t a_desc =
             make_wgmma_desc_k_sw128(smem_addr(smem.a[read.stage]) + h * kWgmmaM * 128 + k_bytes);
         const uint64_t b_desc = make_wgmma_desc_k_sw128(smem_addr(smem.b[read.stage]) + k_bytes);
-        wgmma_f32_f16_ss<kTileN>(acc[h], a_desc, b_desc, /*accumulate=*/kt > 0 || k > 0);
+        wgmma_f32_f16_ss<kTileN>(acc[h], a_desc, b_desc, /*accumulate=*/ks > 0 || k > 0);
       }
     }
     wgmma_commit_group();
     // END SOLUTION step02
 
-    // BEGIN SOLUTION step05: wait_group 0 completes this slice's group; lane 0 of each warp arrives on empty[read.stage], and thread 0 refills that stage with slice kt + kStages if it exists.
-    wgmma_wait_group<0>();  // this warp's share of slice kt's wgmmas has finished reading the stage
+    // BEGIN SOLUTION step05: wait_group 0 completes this slice's group; lane 0 of each warp arrives on empty[read.stage], and thread 0 refills that stage with slice ks + kStages if it exists.
+    wgmma_wait_group<0>();  // this warp's share of slice ks's wgmmas has finished reading the stage
     wgmma_fence_operands(acc[0]);
     wgmma_fence_operands(acc[1]);
     if (lane_id() == 0) mbarrier_arrive(&smem.empty[read.stage]);
-    const int64_t next = kt + kStages;  // the slice that goes into this stage next
-    if (threadIdx.x == 0 && next < k_tiles) load_slice(smem, write, &map_a, &map_b, m0, n0, next);
+    const int64_t next = ks + kStages;  // the slice that goes into this stage next
+    if (threadIdx.x == 0 && next < k_slices) load_slice(smem, write, &map_a, &map_b, m0, n0, next);
     // END SOLUTION step05
     read.advance();
   }

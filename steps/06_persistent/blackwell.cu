@@ -91,17 +91,17 @@ __device__ uint32_t pack_half2(uint32_t lo, uint32_t hi) {
   return static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
 }
 
-// Loads K slice `k_tile` of the tile at (m0, n0) into the producer's next stage, once that stage is
+// Loads K slice `k_slice` of the tile at (m0, n0) into the producer's next stage, once that stage is
 // free, and moves the producer on. One thread.
 __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kStages>& write,
                                            const CUtensorMap* map_a, const CUtensorMap* map_b, int64_t m0,
-                                           int64_t n0, int64_t k_tile) {
+                                           int64_t n0, int64_t k_slice) {
   // BEGIN SOLUTION step05: wait on empty[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
   mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer"});
   // END SOLUTION step05
-  // BEGIN SOLUTION step04: announce kStageBytes on full[s] (arrive.expect_tx), then load the boxes at {k0, m0} of A and {k0, n0} of B (k0 = k_tile * 64) into stage s = write.stage.
+  // BEGIN SOLUTION step04: announce kStageBytes on full[s] (arrive.expect_tx), then load the boxes at {k0, m0} of A and {k0, n0} of B (k0 = k_slice * 64) into stage s = write.stage.
   const int s = write.stage;
-  const int32_t k0 = static_cast<int32_t>(k_tile * kTileK);
+  const int32_t k0 = static_cast<int32_t>(k_slice * kTileK);
   mbarrier_arrive_expect_tx(&smem.full[s], kStageBytes);
   tma_load_2d(smem.a[s], map_a, &smem.full[s], k0, static_cast<int32_t>(m0));
   tma_load_2d(smem.b[s], map_b, &smem.full[s], k0, static_cast<int32_t>(n0));
@@ -112,9 +112,9 @@ __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kS
 // Fills the ring with the first slices of `tile` (as many as there are stages, or slices). One thread.
 __device__ __forceinline__ void prefetch_tile(SharedStorage& smem, PipelineState<kStages>& write,
                                               const CUtensorMap* map_a, const CUtensorMap* map_b, const Tile& tile,
-                                              int64_t k_tiles) {
-  for (int64_t kt = 0; kt < kStages && kt < k_tiles; ++kt)
-    load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN, kt);
+                                              int64_t k_slices) {
+  for (int64_t ks = 0; ks < kStages && ks < k_slices; ++ks)
+    load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN, ks);
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -150,27 +150,27 @@ __global__ void __launch_bounds__(kThreads)
   tcgen05_fence_after_thread_sync();
   const uint32_t tmem_acc = smem.tmem_base;  // lane 0, first allocated column
 
-  const int64_t k_tiles = (K + kTileK - 1) / kTileK;
+  const int64_t k_slices = (K + kTileK - 1) / kTileK;
   const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, /*cluster_m=*/1, group_m);
   // The K loop runs in thread 0, producer and MMA issuer at once, with a place in the ring for each
   // role; both live across tiles.
   PipelineState<kStages> write;  // the stage the producer fills next
   PipelineState<kStages> read;   // the stage the MMAs read next
 
-  WorkCursor work = sched.begin(blockIdx.x, gridDim.x);  // this CTA's first work unit
+  WorkCursor cursor = sched.begin(blockIdx.x, gridDim.x);  // this CTA's first work unit
   // Prefetch: fill every stage with the first tile's slices before the first MMA.
-  if (threadIdx.x == 0 && work.valid()) prefetch_tile(smem, write, &map_a, &map_b, sched.tile(work.work, 0), k_tiles);
+  if (threadIdx.x == 0 && cursor.valid()) prefetch_tile(smem, write, &map_a, &map_b, sched.tile(cursor.unit, 0), k_slices);
 
-  for (int64_t local = 0; work.valid(); work.advance(), ++local) {  // local: this CTA's tile count
+  for (int64_t local = 0; cursor.valid(); cursor.advance(), ++local) {  // local: this CTA's tile count
     int64_t m0 = 0, n0 = 0;  // the tile's first row and column
-    // BEGIN SOLUTION step06: this unit's tile is sched.tile(work.work, 0) (cluster_m = 1: every CTA is rank 0 of its own cluster); its origin is (tile.m * 128, tile.n * 128), 64-bit.
-    const Tile tile = sched.tile(work.work, 0);
+    // BEGIN SOLUTION step06: this unit's tile is sched.tile(cursor.unit, 0) (cluster_m = 1: every CTA is rank 0 of its own cluster); its origin is (tile.m * 128, tile.n * 128), 64-bit.
+    const Tile tile = sched.tile(cursor.unit, 0);
     m0 = tile.m * kTileM;
     n0 = tile.n * kTileN;
     // END SOLUTION step06
 
     if (threadIdx.x == 0) {
-      for (int64_t kt = 0; kt < k_tiles; ++kt) {
+      for (int64_t ks = 0; ks < k_slices; ++ks) {
         // BEGIN SOLUTION step05: wait on full[read.stage] with the consumer's parity, read.full_parity(); then tcgen05.fence::after_thread_sync.
         mbarrier_wait(&smem.full[read.stage], read.full_parity(), WaitTag{"full", "mma"});
         tcgen05_fence_after_thread_sync();  // orders the MMAs below after the wait
@@ -184,14 +184,14 @@ __global__ void __launch_bounds__(kThreads)
           const uint32_t k_bytes = k * kMmaK * sizeof(__half);  // 32 B per k16 slice
           const uint64_t a_desc = make_smem_desc_k_sw128(smem_addr(smem.a[read.stage]) + k_bytes);
           const uint64_t b_desc = make_smem_desc_k_sw128(smem_addr(smem.b[read.stage]) + k_bytes);
-          tcgen05_mma_f16<1>(tmem_acc, a_desc, b_desc, kIdesc, /*enable_input_d=*/kt > 0 || k > 0);
+          tcgen05_mma_f16<1>(tmem_acc, a_desc, b_desc, kIdesc, /*enable_input_d=*/ks > 0 || k > 0);
         }
         // END SOLUTION step02
 
-        // BEGIN SOLUTION step05: tcgen05.commit to empty[read.stage] releases the stage once these MMAs complete; then refill this same stage with slice kt + kStages if it exists (load_slice waits for that release).
+        // BEGIN SOLUTION step05: tcgen05.commit to empty[read.stage] releases the stage once these MMAs complete; then refill this same stage with slice ks + kStages if it exists (load_slice waits for that release).
         tcgen05_commit<1>(&smem.empty[read.stage]);
-        const int64_t next = kt + kStages;  // the slice that goes into this stage next
-        if (next < k_tiles) load_slice(smem, write, &map_a, &map_b, m0, n0, next);
+        const int64_t next = ks + kStages;  // the slice that goes into this stage next
+        if (next < k_slices) load_slice(smem, write, &map_a, &map_b, m0, n0, next);
         // END SOLUTION step05
         read.advance();
       }
@@ -264,9 +264,9 @@ __global__ void __launch_bounds__(kThreads)
     }
     // END SOLUTION step04
 
-    // BEGIN SOLUTION step06: once the store has read the A buffers, thread 0 loads the next unit's first slices (unit work.work + work.stride, if below work.end).
-    if (threadIdx.x == 0 && work.work + work.stride < work.end)
-      prefetch_tile(smem, write, &map_a, &map_b, sched.tile(work.work + work.stride, 0), k_tiles);
+    // BEGIN SOLUTION step06: once the store has read the A buffers, thread 0 loads the next unit's first slices (unit cursor.unit + cursor.stride, if below cursor.end).
+    if (threadIdx.x == 0 && cursor.unit + cursor.stride < cursor.end)
+      prefetch_tile(smem, write, &map_a, &map_b, sched.tile(cursor.unit + cursor.stride, 0), k_slices);
     // END SOLUTION step06
   }
 

@@ -78,17 +78,17 @@ static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b
 static_assert(sizeof(SharedStorage::a) == kStoreBoxes * kTileM * kStoreCols * sizeof(__half),
               "the output tile fills the A buffers exactly");
 
-// Loads K slice `k_tile` of the tile at (m0, n0) into the producer's next stage, once that stage is
+// Loads K slice `k_slice` of the tile at (m0, n0) into the producer's next stage, once that stage is
 // free, and moves the producer on. One thread.
 __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kStages>& write,
                                            const CUtensorMap* map_a, const CUtensorMap* map_b, int64_t m0,
-                                           int64_t n0, int64_t k_tile) {
+                                           int64_t n0, int64_t k_slice) {
   // BEGIN SOLUTION step05: wait on empty[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
   mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer"});
   // END SOLUTION step05
-  // BEGIN SOLUTION step04: announce kStageBytes on full[s] (arrive.expect_tx), then load the boxes at {k0, m0} of A and {k0, n0} of B (k0 = k_tile * 64) into stage s = write.stage.
+  // BEGIN SOLUTION step04: announce kStageBytes on full[s] (arrive.expect_tx), then load the boxes at {k0, m0} of A and {k0, n0} of B (k0 = k_slice * 64) into stage s = write.stage.
   const int s = write.stage;
-  const int32_t k0 = static_cast<int32_t>(k_tile * kTileK);
+  const int32_t k0 = static_cast<int32_t>(k_slice * kTileK);
   mbarrier_arrive_expect_tx(&smem.full[s], kStageBytes);
   tma_load_2d(smem.a[s], map_a, &smem.full[s], k0, static_cast<int32_t>(m0));
   tma_load_2d(smem.b[s], map_b, &smem.full[s], k0, static_cast<int32_t>(n0));
@@ -99,9 +99,9 @@ __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kS
 // Fills the ring with the first slices of `tile` (as many as there are stages, or slices). One thread.
 __device__ __forceinline__ void prefetch_tile(SharedStorage& smem, PipelineState<kStages>& write,
                                               const CUtensorMap* map_a, const CUtensorMap* map_b, const Tile& tile,
-                                              int64_t k_tiles) {
-  for (int64_t kt = 0; kt < kStages && kt < k_tiles; ++kt)
-    load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN, kt);
+                                              int64_t k_slices) {
+  for (int64_t ks = 0; ks < kStages && ks < k_slices; ++ks)
+    load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN, ks);
 }
 
 // No cap on registers. The tile loop makes ptxas keep values it computes once per CTA (the
@@ -134,17 +134,17 @@ __global__ void __launch_bounds__(kThreads)
   // Producer and consumers each keep their own place in the ring (thread 0 is both), across tiles.
   PipelineState<kStages> write;  // the stage the producer fills next
   PipelineState<kStages> read;   // the stage the consumers multiply next
-  const int64_t k_tiles = (K + kTileK - 1) / kTileK;
+  const int64_t k_slices = (K + kTileK - 1) / kTileK;
   const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, /*cluster_m=*/1, group_m);
 
-  WorkCursor work = sched.begin(blockIdx.x, gridDim.x);  // this CTA's first work unit
+  WorkCursor cursor = sched.begin(blockIdx.x, gridDim.x);  // this CTA's first work unit
   // Prefetch: fill every stage with the first tile's slices before the first wgmma.
-  if (threadIdx.x == 0 && work.valid()) prefetch_tile(smem, write, &map_a, &map_b, sched.tile(work.work, 0), k_tiles);
+  if (threadIdx.x == 0 && cursor.valid()) prefetch_tile(smem, write, &map_a, &map_b, sched.tile(cursor.unit, 0), k_slices);
 
-  for (; work.valid(); work.advance()) {
+  for (; cursor.valid(); cursor.advance()) {
     int64_t m0 = 0, n0 = 0;  // the tile's first row and column
-    // BEGIN SOLUTION step06: this unit's tile is sched.tile(work.work, 0) (cluster_m = 1: every CTA is rank 0 of its own cluster); its origin is (tile.m * 128, tile.n * 128), 64-bit.
-    const Tile tile = sched.tile(work.work, 0);
+    // BEGIN SOLUTION step06: this unit's tile is sched.tile(cursor.unit, 0) (cluster_m = 1: every CTA is rank 0 of its own cluster); its origin is (tile.m * 128, tile.n * 128), 64-bit.
+    const Tile tile = sched.tile(cursor.unit, 0);
     m0 = tile.m * kTileM;
     n0 = tile.n * kTileN;
     // END SOLUTION step06
@@ -154,7 +154,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int i = 0; i < kAccRegs; ++i) acc[h][i] = 0.0f;
 
-    for (int64_t kt = 0; kt < k_tiles; ++kt) {
+    for (int64_t ks = 0; ks < k_slices; ++ks) {
       // BEGIN SOLUTION step05: wait on full[read.stage] with the consumers' parity, read.full_parity().
       mbarrier_wait(&smem.full[read.stage], read.full_parity(), WaitTag{"full", "consumer"});
       // END SOLUTION step05
@@ -171,19 +171,19 @@ __global__ void __launch_bounds__(kThreads)
           const uint64_t a_desc =
               make_wgmma_desc_k_sw128(smem_addr(smem.a[read.stage]) + h * kWgmmaM * 128 + k_bytes);
           const uint64_t b_desc = make_wgmma_desc_k_sw128(smem_addr(smem.b[read.stage]) + k_bytes);
-          wgmma_f32_f16_ss<kTileN>(acc[h], a_desc, b_desc, /*accumulate=*/kt > 0 || k > 0);
+          wgmma_f32_f16_ss<kTileN>(acc[h], a_desc, b_desc, /*accumulate=*/ks > 0 || k > 0);
         }
       }
       wgmma_commit_group();
       // END SOLUTION step02
 
-      // BEGIN SOLUTION step05: wait_group 0 completes this slice's group; lane 0 of each warp arrives on empty[read.stage], and thread 0 refills that stage with slice kt + kStages if it exists.
-      wgmma_wait_group<0>();  // this warp's share of slice kt's wgmmas has finished reading the stage
+      // BEGIN SOLUTION step05: wait_group 0 completes this slice's group; lane 0 of each warp arrives on empty[read.stage], and thread 0 refills that stage with slice ks + kStages if it exists.
+      wgmma_wait_group<0>();  // this warp's share of slice ks's wgmmas has finished reading the stage
       wgmma_fence_operands(acc[0]);
       wgmma_fence_operands(acc[1]);
       if (lane_id() == 0) mbarrier_arrive(&smem.empty[read.stage]);
-      const int64_t next = kt + kStages;  // the slice that goes into this stage next
-      if (threadIdx.x == 0 && next < k_tiles) load_slice(smem, write, &map_a, &map_b, m0, n0, next);
+      const int64_t next = ks + kStages;  // the slice that goes into this stage next
+      if (threadIdx.x == 0 && next < k_slices) load_slice(smem, write, &map_a, &map_b, m0, n0, next);
       // END SOLUTION step05
       read.advance();
     }
@@ -233,9 +233,9 @@ __global__ void __launch_bounds__(kThreads)
     }
     // END SOLUTION step04
 
-    // BEGIN SOLUTION step06: once the store has read the A buffers, thread 0 loads the next unit's first slices (unit work.work + work.stride, if below work.end).
-    if (threadIdx.x == 0 && work.work + work.stride < work.end)
-      prefetch_tile(smem, write, &map_a, &map_b, sched.tile(work.work + work.stride, 0), k_tiles);
+    // BEGIN SOLUTION step06: once the store has read the A buffers, thread 0 loads the next unit's first slices (unit cursor.unit + cursor.stride, if below cursor.end).
+    if (threadIdx.x == 0 && cursor.unit + cursor.stride < cursor.end)
+      prefetch_tile(smem, write, &map_a, &map_b, sched.tile(cursor.unit + cursor.stride, 0), k_slices);
     // END SOLUTION step06
   }
 }

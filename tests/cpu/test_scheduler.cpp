@@ -93,16 +93,16 @@ TEST(Scheduler, EveryTileOnceAcrossPersistentWorkers) {
           for (int64_t c = 0; c < num_workers; ++c) {
             int64_t count = 0;
             for (WorkCursor w = s.begin(c, num_workers); w.valid(); w.advance()) {
-              ASSERT_GE(w.work, 0);
-              ASSERT_LT(w.work, s.num_work());
-              ASSERT_EQ(w.work % num_workers, c) << "worker " << c << " got a unit of another worker";
-              ++unit_seen[static_cast<size_t>(w.work)];
+              ASSERT_GE(w.unit, 0);
+              ASSERT_LT(w.unit, s.num_work());
+              ASSERT_EQ(w.unit % num_workers, c) << "worker " << c << " got a unit of another worker";
+              ++unit_seen[static_cast<size_t>(w.unit)];
               ++count;
-              const Tile lead = s.tile(w.work, 0);
+              const Tile lead = s.tile(w.unit, 0);
               ASSERT_EQ(lead.m % cluster_m, 0) << "rank 0 must start the cluster's M pair";
               ASSERT_TRUE(lead.valid) << "rank 0 of a cluster tile is always inside M";
               for (int rank = 0; rank < cluster_m; ++rank) {
-                const Tile t = s.tile(w.work, rank);
+                const Tile t = s.tile(w.unit, rank);
                 ASSERT_EQ(t.n, lead.n) << "the CTAs of a cluster share the N tile";
                 ASSERT_EQ(t.m, lead.m + rank) << "the CTAs of a cluster are adjacent along M";
                 ASSERT_GE(t.n, 0);
