@@ -31,7 +31,7 @@ struct Problem {
   __half* d = nullptr;        // M x N, row-major
 };
 
-// steps.md, "The shape contract".
+// docs/design.md, "The shape contract".
 enum class Contract {
   single_tile,  // step 1: M = N = 128, K = 64
   k_loop,       // step 2: M = N = 128, K a positive multiple of 64, at most 2^31 - 1

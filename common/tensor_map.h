@@ -5,7 +5,7 @@
 // (cudaGetDriverEntryPointByVersion), so nothing links libcuda; <cuda.h> is included for its types.
 // https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TENSOR__MEMORY.html
 //
-// Typical maps (hopper-facts.md section 3.1, section 8):
+// Typical maps (docs/hopper.md, "TMA"):
 //   operand tile of A or B (K-major):  rows = M or N, cols = K, box {64 cols, 128 rows}, Swizzle::b128
 //   epilogue tile of D, swizzled:      rows = M, cols = N, box {64 cols, BM rows},     Swizzle::b128
 //   epilogue tile of D, plain:         rows = M, cols = N, box {up to 256 cols, rows},   Swizzle::none

@@ -94,7 +94,7 @@ GEMM_DEVICE void tma_load_2d_multicast(void* smem_dst, const CUtensorMap* map, u
 // CTA's shared memory at `smem_dst`, but completes the bytes on the LEADER's (even CTA's) barrier
 // at `bar`'s offset: the address is masked with kCtaPairPeerBitMask. So the leader's barrier sees
 // both CTAs' bytes and is the only one the MMA issuer waits on; the leader expects the bytes of
-// the pair, never of the whole cluster (blackwell-facts.md section 4).
+// the pair, never of the whole cluster (docs/blackwell.md, "CTA pairs").
 // https://docs.nvidia.com/cuda/parallel-thread-execution/#data-movement-and-conversion-instructions-cp-async-bulk-tensor
 GEMM_DEVICE void tma_load_2d_cta_pair(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1) {
   asm volatile(

@@ -1,4 +1,4 @@
-// Comparing a step's D with the reference D (steps.md, "Checking results").
+// Comparing a step's D with the reference D (docs/design.md, "Checking results").
 #pragma once
 
 #include <cuda_fp16.h>

@@ -20,7 +20,7 @@ void enqueue_gpu_delay(cudaStream_t stream, unsigned microseconds) {
   CUDA_CHECK(cudaGetDevice(&device));
   CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
   const long long cycles = static_cast<long long>(microseconds) * (clock_khz / 1000);
-  // The harness's own kernels launch with <<<>>>: the step-file rules (steps.md) are for steps.
+  // The harness's own kernels launch with <<<>>>: the step-file rules (docs/design.md) are for steps.
   spin_kernel<<<1, 1, 0, stream>>>(cycles);
   CUDA_CHECK(cudaGetLastError());
 }

@@ -27,7 +27,7 @@ unsigned blocks_for(size_t count) {
 
 }  // namespace
 
-// The harness's own kernels launch with <<<>>>: the step-file rules (steps.md) are for steps.
+// The harness's own kernels launch with <<<>>>: the step-file rules (docs/design.md) are for steps.
 void fill_inputs(__half* dst, size_t count, uint64_t seed, InputMode mode, cudaStream_t stream) {
   if (count == 0) return;
   fill_inputs_kernel<<<blocks_for(count), kThreads, 0, stream>>>(dst, count, seed, mode);

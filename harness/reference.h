@@ -1,6 +1,6 @@
 // The references a step is checked against: cuBLAS on the GPU and a multithreaded CPU GEMM.
 //
-// Both compute D = A * B^T (steps.md, "The problem") and hand back the expected D on the host.
+// Both compute D = A * B^T (docs/design.md, "The problem") and hand back the expected D on the host.
 // cuBLAS is the reference for float mode on a GPU (and the speed baseline); the CPU reference is
 // the one for exact mode, where any correct kernel matches it bit for bit, and for backends
 // without cuBLAS.
@@ -29,7 +29,7 @@ class Reference {
   virtual std::vector<__half> expected(Backend& backend, const Problem& problem) = 0;
 };
 
-// cuBLAS, the TN GEMM of steps.md: fp16 in and out, fp32 compute. Owns its handle.
+// cuBLAS, the TN GEMM of docs/design.md: fp16 in and out, fp32 compute. Owns its handle.
 class CublasReference final : public Reference {
  public:
   explicit CublasReference(cudaStream_t stream);
@@ -59,7 +59,7 @@ class CpuReference final : public Reference {
   std::vector<__half> expected(Backend& backend, const Problem& problem) override;
 };
 
-// The reference a mode is checked against on a GPU (steps.md, "Checking results"): cuBLAS for
+// The reference a mode is checked against on a GPU (docs/design.md, "Checking results"): cuBLAS for
 // float mode; for exact mode the CPU reference, whose sums are exact, so D must equal it bit for bit.
 Reference& reference_for(InputMode mode, CublasReference& cublas);
 

@@ -1,6 +1,7 @@
 // Rotating input sets: several copies of a problem's operands, used in turn when timing, so that a
-// timed call finds none of its inputs in L2 from the calls just before it (anchors.md, B3: Google
-// Benchmark does no L2 flush). The benchmarks use them; checking still goes through Operands.
+// timed call finds none of its inputs in L2 from the calls just before it (Google Benchmark
+// flushes no cache itself; bench/README.md, "Cold inputs"). The benchmarks use them; checking
+// still goes through Operands.
 #pragma once
 
 #include <cstddef>

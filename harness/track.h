@@ -1,4 +1,4 @@
-// Which track runs a step on a GPU (steps.md, "The shape contract"): 9.0 hopper, 10.0 blackwell,
+// Which track runs a step on a GPU (docs/design.md, "Two tracks, one ladder"): 9.0 hopper, 10.0 blackwell,
 // 10.3 blackwell when built for sm_103a, anything else none. A pure function: CPU-testable.
 #pragma once
 

@@ -2,8 +2,8 @@
 //
 // A TU that includes this first and then a step file is the emulated build of that step: every
 // helper in common/ switches to the declaration the functional emulator implements, and the CUDA
-// built-ins become emulator calls. It also enforces the step-file rules of steps.md ("Kernels that
-// also run without a GPU"): a step file may use the CUDA C++ language itself and go through common/
+// built-ins become emulator calls. It also enforces the step-file rules of docs/design.md ("Kernels
+// that also run without a GPU"): a step file may use the CUDA C++ language itself and go through common/
 // for everything else. What would slip through silently on the host is made a compile error here:
 //   - `__shared__` (CUDA's host headers turn it into a plain local): use gemm::dynamic_smem;
 //   - inline asm, `<<<>>>`, cudaLaunchKernel(Ex) and cooperative_groups: use common/.

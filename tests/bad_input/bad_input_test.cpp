@@ -1,4 +1,4 @@
-// Bad input, one test per rule (steps.md, "The shape contract"), compiled once per step with
+// Bad input, one test per rule (docs/design.md, "The shape contract"), compiled once per step with
 // -DGEMM_STEP_INFO=stepNN_info: each rule broken on its own, on the CUDA backend (skips, with the
 // reason, where there is no GPU or no track for it) and on the emulator backend (both tracks' emulated
 // builds; no GPU needed). Each call must fail with the message of check_problem, which names the

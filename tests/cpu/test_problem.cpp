@@ -1,5 +1,5 @@
 // check_problem (common/problem.h): every rule of the three shape contracts, and that each
-// failure names the rule it broke (steps.md, "The shape contract").
+// failure names the rule it broke (docs/design.md, "The shape contract").
 #include <gtest/gtest.h>
 
 #include <ostream>

@@ -1,5 +1,5 @@
 // The hopper wgmma shared-memory descriptor (common/hopper/wgmma_desc.cuh) and the accumulator
-// fragment mapping (common/hopper/wgmma.cuh) against hand-worked values (hopper-facts.md 1 and 2.3).
+// fragment mapping (common/hopper/wgmma.cuh) against hand-worked values (docs/hopper.md).
 #include "common/hopper/wgmma.cuh"
 #include "common/hopper/wgmma_desc.cuh"
 

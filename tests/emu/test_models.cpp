@@ -44,7 +44,7 @@ TEST(Swizzle, WhereA16ByteChunkLands) {
 }
 
 // --- matrix descriptors ---------------------------------------------------------------------
-// hopper-facts.md section 1.2: desc = enc(addr) | 1 << 16 | 64 << 32 | 1 << 62 for a K-major SW128 tile.
+// docs/hopper.md, the wgmma descriptor: desc = enc(addr) | 1 << 16 | 64 << 32 | 1 << 62 for a K-major SW128 tile.
 TEST(WgmmaDesc, DecodesCommonsEncoding) {
   const uint64_t d = hopper::make_wgmma_desc_k_sw128(0x10420);
   EXPECT_EQ(d, (0x10420u >> 4) | (uint64_t{1} << 16) | (uint64_t{64} << 32) | (uint64_t{1} << 62));
@@ -94,7 +94,7 @@ TEST(WgmmaDesc, AtomAlignment) {
       << "the second 64-row half of A: 8 atoms further";
 }
 
-// blackwell-facts.md section 2: the constant part 0x4000404000000000 = (2 << 61) | (1 << 46) | (64 << 32).
+// docs/blackwell.md, the sm100 descriptor: the constant part 0x4000404000000000 = (2 << 61) | (1 << 46) | (64 << 32).
 TEST(Sm100Desc, DecodesCommonsEncoding) {
   const uint64_t d = blackwell::make_smem_desc_k_sw128(0x10400);
   EXPECT_EQ(d & ~uint64_t{0x3FFFFFFF}, 0x4000404000000000ull);
@@ -138,7 +138,7 @@ TEST(Sm100Desc, RejectsWhatThePtxIsaForbids) {
 }
 
 // --- the tcgen05 instruction descriptor -----------------------------------------------------
-// Worked values of blackwell-facts.md section 1.
+// The worked values of docs/blackwell.md, "The instruction descriptor".
 TEST(Idesc, DecodesWorkedValues) {
   const struct { uint32_t idesc; int cta_group, m, n, type; } cases[] = {
       {0x08200010, 1, 128, 128, 0}, {0x08400010, 1, 128, 256, 0}, {0x10200010, 2, 256, 128, 0},

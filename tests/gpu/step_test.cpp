@@ -33,7 +33,7 @@ std::string seed_note() {
   return "seed " + std::to_string(test_seed()) + " (replay: GEMM_TEST_SEED=" + std::to_string(test_seed()) + ")";
 }
 
-// The shapes each contract is tested on (steps.md, "The shape contract").
+// The shapes each contract is tested on (docs/design.md, "The shape contract").
 std::vector<Problem> shapes_for(Contract contract) {
   switch (contract) {
     case Contract::single_tile:

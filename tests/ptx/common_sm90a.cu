@@ -125,7 +125,7 @@ __device__ void consumer(const WgmmaStorage& s, float* out) {
 }
 
 // Both wrapped wgmma shapes and setmaxnreg in a 3-warpgroup kernel, the register split of
-// hopper-facts.md section 6: 40 (producer) + 2 x 232 (consumers) = 3 x 168. The minBlocks of 1 in
+// docs/hopper.md, "setmaxnreg": 40 (producer) + 2 x 232 (consumers) = 3 x 168. The minBlocks of 1 in
 // __launch_bounds__ gives ptxas the register cap at entry without which setmaxnreg is ignored.
 __global__ void __launch_bounds__(384, 1) wgmma_setmaxnreg_kernel(float* out128, float* out256) {
   WgmmaStorage& s = dynamic_smem<WgmmaStorage>();

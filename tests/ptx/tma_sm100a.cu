@@ -21,11 +21,11 @@ struct alignas(1024) PairStorage {
   uint64_t full;          // used on the leader only: both CTAs' bytes complete here
 };
 
-static_assert(kCtaPairPeerBitMask == 0xFEFFFFFFu, "blackwell-facts.md section 4: bit 24 selects the pair's CTA");
+static_assert(kCtaPairPeerBitMask == 0xFEFFFFFFu, "docs/blackwell.md, CTA pairs: bit 24 selects the pair's CTA");
 
 // The cta_group::2 load pattern of blackwell step 9: each CTA of the pair loads its own A rows and
 // its half of B into its own shared memory, completing on the leader's barrier; only the leader
-// expects the pair's bytes (variant c of blackwell-facts.md section 4) and waits.
+// expects the pair's bytes (way (c) of docs/blackwell.md, "CTA pairs") and waits.
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128, 1)
     tma_pair_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                     const __grid_constant__ CUtensorMap map_3d, uint32_t* out) {
