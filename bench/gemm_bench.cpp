@@ -131,7 +131,7 @@ struct Bench {
 };
 Bench* g = nullptr;
 
-RotatingOperands& sets_for(const Problem& shape) {
+RotatingOperands& sets_for(const Shape& shape) {
   const std::string key = shape_string(shape);
   if (g->sets_shape != key) {
     g->sets.reset();  // free the last shape's sets first
@@ -148,7 +148,7 @@ RotatingOperands& sets_for(const Problem& shape) {
 }
 
 // Checks a step once per benchmark: "" when D matched cuBLAS, else why not.
-const std::string& check_once(const std::string& name, StepFn step, const Problem& shape) {
+const std::string& check_once(const std::string& name, StepFn step, const Shape& shape) {
   if (auto it = g->verdicts.find(name); it != g->verdicts.end()) return it->second;
   Operands ops(*g->backend, shape, kSeed, InputMode::float_uniform);
   const CheckOutcome out = run_and_check(*g->backend, step, ops, *g->cublas);
@@ -178,7 +178,7 @@ void fail(benchmark::State& state, const std::string& message) {
 }
 
 // One step on one shape, cuBLAS interleaved on the same rotating sets.
-void bm_step(benchmark::State& state, const std::string& name, StepFn step, Problem shape) {
+void bm_step(benchmark::State& state, const std::string& name, StepFn step, Shape shape) {
   try {
     if (const std::string& verdict = check_once(name, step, shape); !verdict.empty()) return fail(state, verdict);
     const RotatingOperands& sets = sets_for(shape);
@@ -211,8 +211,8 @@ void bm_step(benchmark::State& state, const std::string& name, StepFn step, Prob
       cublas_times.push_back(cublas_ms);
     }
     const double step_med = median(step_times), cublas_med = median(cublas_times);
-    state.counters["TFLOPS"] = tflops(shape.m, shape.n, shape.k, step_med);
-    state.counters["cublas_TFLOPS"] = tflops(shape.m, shape.n, shape.k, cublas_med);
+    state.counters["TFLOPS"] = tflops(shape, step_med);
+    state.counters["cublas_TFLOPS"] = tflops(shape, cublas_med);
     state.counters["ratio_to_cublas"] = cublas_med / step_med;
     state.counters["step_ms"] = step_med;
     state.counters["cublas_ms"] = cublas_med;
@@ -224,7 +224,7 @@ void bm_step(benchmark::State& state, const std::string& name, StepFn step, Prob
 }
 
 // cuBLAS alone on one shape: the reference line of the plot.
-void bm_cublas(benchmark::State& state, Problem shape) {
+void bm_cublas(benchmark::State& state, Shape shape) {
   try {
     const RotatingOperands& sets = sets_for(shape);
     const cudaStream_t stream = g->backend->stream();
@@ -250,8 +250,8 @@ void bm_cublas(benchmark::State& state, Problem shape) {
       times.push_back(ms);
     }
     const double med = median(times);
-    state.counters["TFLOPS"] = tflops(shape.m, shape.n, shape.k, med);
-    state.counters["cublas_TFLOPS"] = tflops(shape.m, shape.n, shape.k, med);
+    state.counters["TFLOPS"] = tflops(shape, med);
+    state.counters["cublas_TFLOPS"] = tflops(shape, med);
     state.counters["ratio_to_cublas"] = 1.0;
     state.counters["cublas_ms"] = med;
     state.counters["sets"] = sets.sets();
@@ -284,7 +284,7 @@ std::string cublas_version() {
 }
 
 struct Options {
-  std::vector<Problem> sizes;
+  std::vector<Shape> sizes;
   int sets = 0;  // --sets: rotating sets per shape; 0: enough for 3x the L2
   bool help = false;
   bool min_time_given = false;  // --benchmark_min_time on the command line: Google Benchmark's then
@@ -321,21 +321,16 @@ std::string parse_own_flags(int& argc, char** argv, Options& opt) {
   argv[argc] = nullptr;
   ShapeList list = parse_shape_list(sizes);
   if (!list.ok()) return "--sizes: " + list.error;
-  alignas(16) static __half placeholder[8];
-  for (Problem s : list.shapes) {
-    s.a = s.b = placeholder;
-    s.d = placeholder;
-    if (Status st = check_problem(Contract::general, s); !st.ok()) return "--sizes: " + st.message();
-  }
+  for (const Shape& s : list.shapes)
+    if (Status st = check_shape(Contract::general, s); !st.ok()) return "--sizes: " + st.message();
   opt.sizes = std::move(list.shapes);
   return {};
 }
 
 // The step benchmarks of one shape: steps 1 and 2 only at their own shapes, the others at every size.
-bool runs_at(const StepInfo& info, const Problem& shape, bool is_size) {
+bool runs_at(const StepInfo& info, const Shape& shape, bool is_size) {
   if (info.contract() == Contract::general) return is_size;
-  const Problem own = default_shape(info.contract());
-  return own.m == shape.m && own.n == shape.n && own.k == shape.k;
+  return default_shape(info.contract()) == shape;
 }
 
 int run(int argc, char** argv) {
@@ -401,15 +396,15 @@ int run(int argc, char** argv) {
   bench.cublas = std::make_unique<CublasReference>(bench.backend->stream());
 
   // The shapes: steps 1-2's own first (where those steps are built), then the sizes.
-  struct Shape {
-    Problem shape;
+  struct Size {
+    Shape shape;
     bool is_size;
   };
-  std::vector<Shape> shapes;
+  std::vector<Size> shapes;
   for (const Runnable& r : steps)
     if (r.info->contract() != Contract::general) shapes.push_back({default_shape(r.info->contract()), false});
-  for (const Problem& s : opt.sizes) {
-    auto same = [&](const Shape& x) { return x.shape.m == s.m && x.shape.n == s.n && x.shape.k == s.k; };
+  for (const Shape& s : opt.sizes) {
+    auto same = [&](const Size& x) { return x.shape == s; };
     if (auto it = std::find_if(shapes.begin(), shapes.end(), same); it != shapes.end())
       it->is_size = true;
     else
@@ -417,12 +412,12 @@ int run(int argc, char** argv) {
   }
 
   std::string size_list;
-  for (const Shape& s : shapes) {
+  for (const Size& s : shapes) {
     const std::string shape = shape_string(s.shape);
     if (!size_list.empty()) size_list += ',';
     size_list += shape;
     auto configure = [](benchmark::internal::Benchmark* b) { b->UseManualTime()->Unit(benchmark::kMicrosecond); };
-    const Problem p = s.shape;
+    const Shape p = s.shape;
     configure(benchmark::RegisterBenchmark(("cublas/" + shape).c_str(),
                                            [p](benchmark::State& st) { bm_cublas(st, p); }));
     for (const Runnable& r : steps) {

@@ -76,13 +76,17 @@ bool gpu_available(std::string* why) {
     cudaGetLastError();  // clear it, so it does not surface at an unrelated later check
     if (!means_no_gpu(err))
       detail::throw_call_failed("cudaGetDeviceCount(&count)", __FILE__, __LINE__, cudaGetErrorName(err));
+    // cudaErrorInsufficientDriver is what a machine without a GPU (and so without the NVIDIA
+    // driver) answers: say that, not just the runtime's "driver version is insufficient".
     if (why)
-      *why = std::string("no GPU: cudaGetDeviceCount returned ") + cudaGetErrorName(err) + " (" +
-             cudaGetErrorString(err) + ")";
+      *why = std::string("no GPU: this machine has no CUDA GPU to run on (cudaGetDeviceCount returned ") +
+             cudaGetErrorName(err) +
+             (err == cudaErrorInsufficientDriver ? ": no NVIDIA driver is loaded, or it is older than this CUDA runtime)"
+                                                 : ": the driver finds no CUDA device)");
     return false;
   }
   if (count == 0) {
-    if (why) *why = "no GPU: cudaGetDeviceCount found no CUDA device";
+    if (why) *why = "no GPU: this machine has no CUDA GPU to run on (cudaGetDeviceCount found no CUDA device)";
     return false;
   }
   return true;

@@ -62,8 +62,9 @@ struct EmuSettings {
 };
 std::unique_ptr<Backend> make_emu_backend(const EmuSettings& settings = {});
 
-// Whether a CUDA GPU is usable here. False where the runtime finds no device or no driver, with
-// the reason in *why ("no GPU: cudaGetDeviceCount returned cudaErrorInsufficientDriver ...");
+// Whether a CUDA GPU is usable here. False where the runtime finds no device or no driver
+// (cudaErrorNoDevice, cudaErrorInsufficientDriver, or none counted), with the reason in *why
+// ("no GPU: this machine has no CUDA GPU to run on (cudaGetDeviceCount returned ...)");
 // any other failure of cudaGetDeviceCount throws gemm::Error (that is a broken set-up, not a
 // machine without a GPU).
 bool gpu_available(std::string* why = nullptr);

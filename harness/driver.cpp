@@ -1,5 +1,6 @@
 #include "harness/driver.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <exception>
@@ -23,6 +24,10 @@ namespace {
 
 constexpr int kWarmup = 2;
 
+// Follows the reason when the step cannot run on this machine's GPU (there is none, or no track).
+constexpr const char* kEmulatorHint =
+    "; --device emu runs the step on the functional emulator instead (no GPU needed, nothing timed)";
+
 // "error: <message>" on stderr, after whatever stdout holds so far (they may share a pipe).
 void print_error(const std::string& message) {
   std::fflush(stdout);
@@ -44,13 +49,20 @@ std::string parse_number(std::string_view flag, std::string_view text, T& out) {
 bool dump_d(const std::string& path, const Operands& ops) {
   const std::vector<__half> all = ops.d.to_host();
   std::FILE* f = std::fopen(path.c_str(), "wb");
-  const size_t count = static_cast<size_t>(ops.m * ops.n);
+  const size_t count = static_cast<size_t>(ops.shape.m * ops.shape.n);
   const bool ok = f && std::fwrite(all.data() + ops.d.guard, sizeof(__half), count, f) == count;
   if (f) std::fclose(f);
   if (!ok) print_error("--dump-d: cannot write " + path);
   else std::printf("D written to:   %s (%lld x %lld fp16, row-major, raw)\n", path.c_str(),
-                   static_cast<long long>(ops.m), static_cast<long long>(ops.n));
+                   static_cast<long long>(ops.shape.m), static_cast<long long>(ops.shape.n));
   return ok;
+}
+
+void print_shape_and_inputs(const DriverOptions& opt) {
+  std::printf("shape:          M=%lld N=%lld K=%lld\n", static_cast<long long>(opt.shape.m),
+              static_cast<long long>(opt.shape.n), static_cast<long long>(opt.shape.k));
+  std::printf("inputs:         %s mode, seed %llu\n", input_mode_name(opt.mode),
+              static_cast<unsigned long long>(opt.seed));
 }
 
 // Runs the step on the emulator, once per track asked for (both by default), against the CPU
@@ -67,10 +79,7 @@ int run_emulated(const StepInfo& info, const DriverOptions& opt) {
     std::printf("step %02d (%s), %s track, emulated\n", info.number, info.name, track_name(track));
     std::printf("device:         emulator, %d SMs, seed %llu (replay: --emu-seed %llu)\n", opt.emu_sms,
                 static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed));
-    std::printf("shape:          M=%lld N=%lld K=%lld\n", static_cast<long long>(opt.m), static_cast<long long>(opt.n),
-                static_cast<long long>(opt.k));
-    std::printf("inputs:         %s mode, seed %llu\n", input_mode_name(opt.mode),
-                static_cast<unsigned long long>(opt.seed));
+    print_shape_and_inputs(opt);
     const StepFn fn = info.emulated(track);
     if (fn == nullptr) {
       print_error("step " + std::to_string(info.number) + " has no emulated build of the " + track_name(track) +
@@ -79,7 +88,7 @@ int run_emulated(const StepInfo& info, const DriverOptions& opt) {
       continue;
     }
     const std::unique_ptr<Backend> backend = make_emu_backend(EmuSettings{opt.emu_sms, seed});
-    Operands ops(*backend, Problem{opt.m, opt.n, opt.k}, opt.seed, opt.mode);
+    Operands ops(*backend, opt.shape, opt.seed, opt.mode);
     CpuReference reference;
     const CheckOutcome out = run_and_check(*backend, fn, ops, reference);
     if (!out.status.ok()) {
@@ -105,13 +114,10 @@ int run_emulated(const StepInfo& info, const DriverOptions& opt) {
 int check_and_time(const StepInfo& info, const DriverOptions& opt, const StepTarget& target) {
   std::printf("step %02d (%s), %s track\n", info.number, info.name, track_name(target.track));
   std::printf("GPU:            %s\n", describe(target.device).c_str());
-  std::printf("shape:          M=%lld N=%lld K=%lld\n", static_cast<long long>(opt.m), static_cast<long long>(opt.n),
-              static_cast<long long>(opt.k));
-  std::printf("inputs:         %s mode, seed %llu\n", input_mode_name(opt.mode),
-              static_cast<unsigned long long>(opt.seed));
+  print_shape_and_inputs(opt);
 
   const std::unique_ptr<Backend> backend = make_cuda_backend(target.device.device);
-  Operands ops(*backend, Problem{opt.m, opt.n, opt.k}, opt.seed, opt.mode);
+  Operands ops(*backend, opt.shape, opt.seed, opt.mode);
   // cuBLAS is the speed baseline in both modes; with --check-only --exact it is not even created,
   // so a run under compute-sanitizer launches the step's kernels and the harness's own, nothing else.
   std::optional<CublasReference> cublas;
@@ -143,9 +149,8 @@ int check_and_time(const StepInfo& info, const DriverOptions& opt, const StepTar
   const cudaStream_t stream = backend->stream();
   size_t free_bytes = 0, total_bytes = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  const Problem shape{opt.m, opt.n, opt.k};
-  const int sets = rotating_set_count(rotating_set_bytes(shape), target.device.l2_bytes, free_bytes / 2);
-  const RotatingOperands rotation(*backend, shape, opt.seed, opt.mode, sets);
+  const int sets = rotating_set_count(rotating_set_bytes(opt.shape), target.device.l2_bytes, free_bytes / 2);
+  const RotatingOperands rotation(*backend, opt.shape, opt.seed, opt.mode, sets);
   int64_t step_call = 0, cublas_call = sets / 2;
   const double step_ms = median(time_ms(
       stream,
@@ -155,8 +160,8 @@ int check_and_time(const StepInfo& info, const DriverOptions& opt, const StepTar
       kWarmup, opt.iters));
   const double cublas_ms =
       median(time_ms(stream, [&] { cublas->run(rotation.problem(cublas_call++)); }, kWarmup, opt.iters));
-  const double step_tflops = tflops(opt.m, opt.n, opt.k, step_ms);
-  const double cublas_tflops = tflops(opt.m, opt.n, opt.k, cublas_ms);
+  const double step_tflops = tflops(opt.shape, step_ms);
+  const double cublas_tflops = tflops(opt.shape, cublas_ms);
   std::printf("step time:      %.4f ms, %.2f TFLOPS (median of %d, %d rotating input sets)\n", step_ms, step_tflops,
               opt.iters, sets);
   std::printf("cuBLAS time:    %.4f ms, %.2f TFLOPS (median of %d, %d rotating input sets)\n", cublas_ms,
@@ -165,42 +170,168 @@ int check_and_time(const StepInfo& info, const DriverOptions& opt, const StepTar
   return kExitMatch;
 }
 
+// --- the flags: one table, which both parse_flags and usage() read -----------------------------
+
+// What parse_flags learns besides the options themselves.
+struct Parsing {
+  DriverOptions& o;
+  bool shape_given[3] = {false, false, false};  // --m, --n, --k
+  bool emu_flag = false;                        // --emu-sms or --emu-seed
+};
+
+// One flag: its name (and a short alias), the value it takes as the synopsis shows it ("" for a
+// switch, which takes none), its line in the usage text (`label` empty: described on the line
+// before; "%shape%" in `help` is the step's default shape), and `apply`, which stores the value
+// ("" for a switch) and returns an error naming the flag, or "".
+struct Flag {
+  std::string_view name;
+  std::string_view alias;
+  std::string_view value;
+  std::string_view label;
+  std::string help;
+  std::string (*apply)(Parsing& p, std::string_view flag, std::string_view value);
+};
+
+template <int dim>  // 0: M, 1: N, 2: K
+std::string set_dim(Parsing& p, std::string_view flag, std::string_view value) {
+  int64_t* const dims[] = {&p.o.shape.m, &p.o.shape.n, &p.o.shape.k};
+  p.shape_given[dim] = true;
+  return parse_number(flag, value, *dims[dim]);
+}
+
+const std::vector<Flag>& flags() {
+  static const std::vector<Flag> table = {
+      {"--m", "", "M", "--m, --n, --k", "the shape (default %shape%)", &set_dim<0>},
+      {"--n", "", "N", "", "", &set_dim<1>},
+      {"--k", "", "K", "", "", &set_dim<2>},
+      {"--iters", "", "I", "--iters I",
+       "timed runs after " + std::to_string(kWarmup) + " warm-ups (default " + std::to_string(DriverOptions{}.iters) +
+           "); the median is reported",
+       [](Parsing& p, std::string_view flag, std::string_view value) {
+         std::string error = parse_number(flag, value, p.o.iters);
+         if (error.empty() && p.o.iters < 1)
+           error = std::string(flag) + " must be at least 1 (got " + std::to_string(p.o.iters) + ")";
+         return error;
+       }},
+      {"--seed", "", "S", "--seed S", "the inputs are a hash of (seed, index) (default 1)",
+       [](Parsing& p, std::string_view flag, std::string_view value) { return parse_number(flag, value, p.o.seed); }},
+      {"--exact", "", "", "--exact",
+       "integer inputs in [-2, 2], D checked bit for bit against a CPU reference\n(needs K <= " +
+           std::to_string(kExactMaxK) + "); default: uniform in [-1, 1), checked against cuBLAS",
+       [](Parsing& p, std::string_view, std::string_view) {
+         p.o.mode = InputMode::exact_int;
+         return std::string();
+       }},
+      {"--track", "", "auto|hopper|blackwell", "--track T", "auto (default: the GPU's), hopper or blackwell",
+       [](Parsing& p, std::string_view flag, std::string_view value) {
+         const std::optional<TrackRequest> t = parse_track_request(value);
+         p.o.track = t.value_or(TrackRequest::automatic);
+         return t ? std::string() : std::string(flag) + ": '" + std::string(value) + "' is not one of auto, hopper, blackwell";
+       }},
+      {"--device", "", "gpu|emu", "--device D",
+       "gpu (default) or emu: the functional emulator runs the step's kernels on the CPU\n(no GPU needed; both "
+       "tracks unless --track names one; checked against the CPU\nreference, not timed; default shape 512^3 for "
+       "steps 3-10)",
+       [](Parsing& p, std::string_view flag, std::string_view value) {
+         if (value == "gpu") p.o.device = DeviceKind::gpu;
+         else if (value == "emu") p.o.device = DeviceKind::emu;
+         else return std::string(flag) + ": '" + std::string(value) + "' is not one of gpu, emu";
+         return std::string();
+       }},
+      {"--emu-sms", "", "N", "--emu-sms N", "SMs of the emulated device (default 4): the grid of a persistent step",
+       [](Parsing& p, std::string_view flag, std::string_view value) {
+         p.emu_flag = true;
+         std::string error = parse_number(flag, value, p.o.emu_sms);
+         if (error.empty() && (p.o.emu_sms < 1 || p.o.emu_sms > 1024))
+           error = std::string(flag) + " must be in 1..1024 (got " + std::to_string(p.o.emu_sms) + ")";
+         return error;
+       }},
+      {"--emu-seed", "", "S", "--emu-seed S",
+       "the emulator's schedule (thread order, completion of asynchronous work); default\na fresh one, printed for "
+       "replay",
+       [](Parsing& p, std::string_view flag, std::string_view value) {
+         p.emu_flag = true;
+         p.o.emu_seed_given = true;
+         return parse_number(flag, value, p.o.emu_seed);
+       }},
+      {"--dump-d", "", "FILE", "--dump-d FILE", "write D to FILE (M x N fp16, row-major, raw): compare devices with cmp",
+       [](Parsing& p, std::string_view, std::string_view value) {
+         p.o.dump_d = std::string(value);
+         return std::string();
+       }},
+      {"--check-only", "", "", "--check-only",
+       "check D and stop: nothing timed (with --exact no cuBLAS either: for compute-sanitizer)",
+       [](Parsing& p, std::string_view, std::string_view) {
+         p.o.check_only = true;
+         return std::string();
+       }},
+      {"--help", "-h", "", "-h, --help", "this text",
+       [](Parsing& p, std::string_view, std::string_view) {
+         p.o.help = true;
+         return std::string();
+       }},
+  };
+  return table;
+}
+
+// The flag an argument names ("--m" of "--m=8"; "-h"), or null.
+const Flag* find_flag(std::string_view name) {
+  for (const Flag& f : flags())
+    if (name == f.name || (!f.alias.empty() && name == f.alias)) return &f;
+  return nullptr;
+}
+
 }  // namespace
 
-Problem default_shape(Contract contract, DeviceKind device) {
+Shape default_shape(Contract contract, DeviceKind device) {
   switch (contract) {
-    case Contract::single_tile: return Problem{128, 128, 64};
-    case Contract::k_loop: return Problem{128, 128, 1024};
+    case Contract::single_tile: return Shape{128, 128, 64};
+    case Contract::k_loop: return Shape{128, 128, 1024};
     case Contract::general: break;
   }
-  if (device == DeviceKind::emu) return Problem{512, 512, 512};
-  return Problem{4096, 4096, 4096};
+  if (device == DeviceKind::emu) return Shape{512, 512, 512};
+  return Shape{4096, 4096, 4096};
 }
 
 std::string usage(int step) {
-  const Problem d = default_shape(contract_for_step(step));
   char name[16];
   std::snprintf(name, sizeof name, "step%02d", step);
-  return std::string("usage: ") + name +
-         " [--m M] [--n N] [--k K] [--iters I] [--seed S] [--exact] [--track auto|hopper|blackwell]\n"
-         "       [--device gpu|emu] [--emu-sms N] [--emu-seed S] [--dump-d FILE] [--check-only]\n"
-         "\n"
-         "Runs step " + std::to_string(step) + " on D[M,N] = A[M,K] * B[N,K]^T (fp16, row-major), checks D\n"
-         "and times the step against cuBLAS. A flag's value may also follow '=': --m=4096.\n"
-         "  --m, --n, --k  the shape (default " + shape_string(d) + ")\n"
-         "  --iters I      timed runs after " + std::to_string(kWarmup) + " warm-ups (default 20); the median is reported\n"
-         "  --seed S       the inputs are a hash of (seed, index) (default 1)\n"
-         "  --exact        integer inputs in [-2, 2], D checked bit for bit against a CPU reference\n"
-         "                 (needs K <= " + std::to_string(kExactMaxK) + "); default: uniform in [-1, 1), checked against cuBLAS\n"
-         "  --track T      auto (default: the GPU's), hopper or blackwell\n"
-         "  --device D     gpu (default) or emu: the functional emulator runs the step's kernels on the CPU\n"
-         "                 (no GPU needed; both tracks unless --track names one; checked against the CPU\n"
-         "                 reference, not timed; default shape 512^3 for steps 3-10)\n"
-         "  --emu-sms N    SMs of the emulated device (default 4): the grid of a persistent step\n"
-         "  --emu-seed S   the emulator's schedule (thread order, completion of asynchronous work); default\n"
-         "                 a fresh one, printed for replay\n"
-         "  --dump-d FILE  write D to FILE (M x N fp16, row-major, raw): compare devices with cmp\n"
-         "  --check-only   check D and stop: nothing timed (with --exact no cuBLAS either: for compute-sanitizer)\n"
+  // The synopsis, wrapped before a flag that would take a line past kWidth columns.
+  constexpr size_t kWidth = 110;
+  const std::string first = std::string("usage: ") + name + " ", indent(7, ' ');
+  std::string text = first, line = first;
+  for (const Flag& f : flags()) {
+    std::string item = "[";  // "[--m M]", appended piece by piece (GCC 12 warns, -Wrestrict, on "[" + ...)
+    item.append(f.name);
+    if (!f.value.empty()) item.append(" ").append(f.value);
+    item.append("]");
+    if (line != first && line.size() + 1 + item.size() > kWidth) {
+      text.append("\n").append(indent);
+      line = indent;
+    } else if (line != first) {
+      text += ' ';
+      line += ' ';
+    }
+    text += item;
+    line += item;
+  }
+  text += "\n\nRuns step " + std::to_string(step) +
+          " on D[M,N] = A[M,K] * B[N,K]^T (fp16, row-major), checks D\n"
+          "and times the step against cuBLAS. A flag's value may also follow '=': --m=4096.\n";
+  // One line per flag (continuation lines indented under the text): "  --iters I      timed runs ...".
+  constexpr size_t kLabel = 13;
+  const std::string shape = shape_string(default_shape(contract_for_step(step)));
+  for (const Flag& f : flags()) {
+    if (f.label.empty()) continue;
+    std::string help = f.help;
+    if (const size_t at = help.find("%shape%"); at != std::string::npos) help.replace(at, 7, shape);
+    for (size_t at = help.find('\n'); at != std::string::npos; at = help.find('\n', at + 1))
+      help.insert(at + 1, std::string(2 + kLabel + 2, ' '));
+    std::string label(f.label);
+    label.resize(std::max(label.size(), kLabel), ' ');
+    text.append("  ").append(label).append("  ").append(help).append("\n");
+  }
+  return text +
          "Exit status: 0 match, 1 mismatch or failure, 2 bad flag or shape, 3 no GPU or no track for it.\n"
          "See docs/emulator.md for the emulator: what it models and checks, and its deadlock report.\n";
 }
@@ -208,12 +339,8 @@ std::string usage(int step) {
 ParseResult parse_flags(int step, int argc, const char* const* argv) {
   ParseResult r;
   DriverOptions& o = r.options;
-  const Problem d = default_shape(contract_for_step(step));
-  o.m = d.m;
-  o.n = d.n;
-  o.k = d.k;
-  bool shape_given[3] = {false, false, false};
-  bool emu_flag = false;
+  o.shape = default_shape(contract_for_step(step));
+  Parsing p{o};
   auto fail = [&r](std::string message) {
     r.error = std::move(message);
     return r;
@@ -221,83 +348,38 @@ ParseResult parse_flags(int step, int argc, const char* const* argv) {
 
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
-    if (arg.substr(0, 2) != "--" && arg != "-h") return fail("unexpected argument '" + std::string(arg) + "' (see --help)");
     const size_t eq = arg.find('=');
-    const std::string_view flag = arg.substr(0, eq);
-    const std::string f(flag);
-
-    if (flag == "--help" || flag == "-h") {
-      o.help = true;
-      continue;
-    }
-    if (flag == "--exact") {
-      if (eq != std::string_view::npos) return fail("--exact takes no value");
-      o.mode = InputMode::exact_int;
-      continue;
-    }
-    if (flag == "--check-only") {
-      if (eq != std::string_view::npos) return fail("--check-only takes no value");
-      o.check_only = true;
-      continue;
-    }
-    if (flag != "--m" && flag != "--n" && flag != "--k" && flag != "--iters" && flag != "--seed" && flag != "--track" &&
-        flag != "--device" && flag != "--emu-sms" && flag != "--emu-seed" && flag != "--dump-d")
-      return fail("unknown flag '" + f + "' (see --help)");
+    const std::string_view name = arg.substr(0, eq);
+    const Flag* flag = find_flag(name);
+    if (flag == nullptr && arg.substr(0, 2) != "--")
+      return fail("unexpected argument '" + std::string(arg) + "' (see --help)");
+    if (flag == nullptr) return fail("unknown flag '" + std::string(name) + "' (see --help)");
 
     // The value: after '=', or the next argument (unless that is a flag: "--m --n 8" lacks one).
     std::string_view value;
-    if (eq != std::string_view::npos)
-      value = arg.substr(eq + 1);
-    else if (i + 1 < argc && std::string_view(argv[i + 1]).substr(0, 2) != "--")
-      value = argv[++i];
-    if (value.empty()) return fail(f + " needs a value");
-
-    std::string error;
-    if (flag == "--m") error = parse_number(flag, value, o.m);
-    if (flag == "--n") error = parse_number(flag, value, o.n);
-    if (flag == "--k") error = parse_number(flag, value, o.k);
-    if (flag == "--m" || flag == "--n" || flag == "--k") shape_given[flag == "--m" ? 0 : flag == "--n" ? 1 : 2] = true;
-    if (flag == "--device") {
-      if (value == "gpu") o.device = DeviceKind::gpu;
-      else if (value == "emu") o.device = DeviceKind::emu;
-      else error = "--device: '" + std::string(value) + "' is not one of gpu, emu";
+    if (flag->value.empty()) {
+      if (eq != std::string_view::npos) return fail(std::string(name) + " takes no value");
+    } else {
+      if (eq != std::string_view::npos)
+        value = arg.substr(eq + 1);
+      else if (i + 1 < argc && std::string_view(argv[i + 1]).substr(0, 2) != "--")
+        value = argv[++i];
+      if (value.empty()) return fail(std::string(name) + " needs a value");
     }
-    if (flag == "--emu-sms") {
-      error = parse_number(flag, value, o.emu_sms);
-      if (error.empty() && (o.emu_sms < 1 || o.emu_sms > 1024))
-        error = "--emu-sms must be in 1..1024 (got " + std::to_string(o.emu_sms) + ")";
-      emu_flag = true;
-    }
-    if (flag == "--emu-seed") {
-      error = parse_number(flag, value, o.emu_seed);
-      o.emu_seed_given = true;
-      emu_flag = true;
-    }
-    if (flag == "--dump-d") o.dump_d = std::string(value);
-    if (flag == "--seed") error = parse_number(flag, value, o.seed);
-    if (flag == "--iters") {
-      error = parse_number(flag, value, o.iters);
-      if (error.empty() && o.iters < 1) error = "--iters must be at least 1 (got " + std::to_string(o.iters) + ")";
-    }
-    if (flag == "--track") {
-      const std::optional<TrackRequest> t = parse_track_request(value);
-      if (!t) error = "--track: '" + std::string(value) + "' is not one of auto, hopper, blackwell";
-      o.track = t.value_or(TrackRequest::automatic);
-    }
-    if (!error.empty()) return fail(error);
+    if (std::string error = flag->apply(p, flag->name, value); !error.empty()) return fail(error);
   }
 
   if (o.device == DeviceKind::emu) {  // the emulator's smaller default shape, where none was given
-    const Problem e = default_shape(contract_for_step(step), DeviceKind::emu);
-    if (!shape_given[0]) o.m = e.m;
-    if (!shape_given[1]) o.n = e.n;
-    if (!shape_given[2]) o.k = e.k;
+    const Shape e = default_shape(contract_for_step(step), DeviceKind::emu);
+    if (!p.shape_given[0]) o.shape.m = e.m;
+    if (!p.shape_given[1]) o.shape.n = e.n;
+    if (!p.shape_given[2]) o.shape.k = e.k;
   }
-  if (emu_flag && o.device != DeviceKind::emu) return fail("--emu-sms and --emu-seed need --device emu");
+  if (p.emu_flag && o.device != DeviceKind::emu) return fail("--emu-sms and --emu-seed need --device emu");
   if (o.device == DeviceKind::emu && !o.dump_d.empty() && o.track == TrackRequest::automatic)
     return fail("--dump-d with --device emu needs --track hopper or --track blackwell (one D per file)");
-  if (o.mode == InputMode::exact_int && o.k > kExactMaxK && !o.help)
-    return fail("--exact needs K <= " + std::to_string(kExactMaxK) + " (got K = " + std::to_string(o.k) +
+  if (o.mode == InputMode::exact_int && o.shape.k > kExactMaxK && !o.help)
+    return fail("--exact needs K <= " + std::to_string(kExactMaxK) + " (got K = " + std::to_string(o.shape.k) +
                 "): beyond it sums are no longer exact in fp16; add --k " + std::to_string(kExactMaxK));
   return r;
 }
@@ -314,11 +396,8 @@ int driver_main(const StepInfo& info, int argc, const char* const* argv) {
     return kExitMatch;
   }
 
-  // The shape against the step's contract before the GPU is touched. The pointers are
-  // placeholders (non-null, 16-byte aligned), so only a shape rule can fail here.
-  alignas(16) static __half placeholder[8];
-  const Problem shape{opt.m, opt.n, opt.k, placeholder, placeholder, placeholder};
-  if (Status s = check_problem(info.contract(), shape); !s.ok()) {
+  // The shape against the step's contract before the GPU is touched.
+  if (Status s = check_shape(info.contract(), opt.shape); !s.ok()) {
     print_error(s.message());
     return kExitUsage;
   }
@@ -327,12 +406,12 @@ int driver_main(const StepInfo& info, int argc, const char* const* argv) {
     if (opt.device == DeviceKind::emu) return run_emulated(info, opt);
     const StepTarget target = find_step_target(info, opt.track);
     if (!target.status.ok()) {
-      print_error(target.status.message());
+      print_error(target.status.message() + kEmulatorHint);
       return kExitNoDevice;
     }
     return check_and_time(info, opt, target);
   } catch (const NoGpu& e) {
-    print_error(e.what());
+    print_error(e.what() + std::string(kEmulatorHint));
     return kExitNoDevice;
   } catch (const std::exception& e) {  // gemm::Error, and std::bad_alloc for a host buffer
     print_error(e.what());

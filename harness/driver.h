@@ -1,7 +1,6 @@
 // The step driver: the main() of every step executable (cmake/GemmStep.cmake generates it).
 //
-//   step03 [--m M] [--n N] [--k K] [--iters I] [--seed S] [--exact] [--track auto|hopper|blackwell]
-//          [--device gpu|emu] [--emu-sms N] [--emu-seed S] [--dump-d FILE] [--check-only]
+//   step03 [--m M] [--n N] [--k K] [--iters I] [--seed S] [--exact] ...      (step03 --help: all)
 //
 // runs the step once on A[M,K], B[N,K] filled from the hash, checks D (float mode against cuBLAS,
 // --exact against the CPU reference, bit for bit), times the step and cuBLAS, and prints one block.
@@ -31,7 +30,7 @@ enum ExitCode : int {
 enum class DeviceKind { gpu, emu };
 
 struct DriverOptions {
-  int64_t m = 0, n = 0, k = 0;  // defaults from the step's contract: see default_shape
+  Shape shape;                  // defaults from the step's contract: see default_shape
   int iters = 20;               // timed runs (after 2 warm-ups)
   uint64_t seed = 1;
   InputMode mode = InputMode::float_uniform;
@@ -53,12 +52,13 @@ struct ParseResult {
 
 // The default shape of a step: 128x128x64 (step 1), 128x128x1024 (step 2), 4096^3 otherwise;
 // on the emulator 512^3 instead of 4096^3 (a CPU runs the kernels).
-Problem default_shape(Contract contract, DeviceKind device = DeviceKind::gpu);
+Shape default_shape(Contract contract, DeviceKind device = DeviceKind::gpu);
 
 // Parses the flags (argv[0] is the program). Accepts "--m 4096" and "--m=4096". Checks the flags
-// themselves, not the shape: that is the step contract's job (check_problem).
+// themselves, not the shape: that is the step contract's job (check_shape).
 ParseResult parse_flags(int step, int argc, const char* const* argv);
 
+// The --help text: the synopsis and one line per flag, from the same table as parse_flags.
 std::string usage(int step);
 
 // Runs the step executable: returns one of ExitCode.

@@ -12,10 +12,8 @@ int rotating_set_count(size_t set_bytes, int64_t l2_bytes, size_t max_bytes, int
   return static_cast<int>(std::max<size_t>(sets, 1));
 }
 
-RotatingOperands::RotatingOperands(Backend& backend, const Problem& shape, uint64_t seed, InputMode mode, int sets)
-    : m_(shape.m),
-      n_(shape.n),
-      k_(shape.k),
+RotatingOperands::RotatingOperands(Backend& backend, const Shape& shape, uint64_t seed, InputMode mode, int sets)
+    : shape_(shape),
       sets_(sets),
       a_stride_(set_stride(shape.m, shape.k)),
       b_stride_(set_stride(shape.n, shape.k)),
@@ -33,7 +31,7 @@ RotatingOperands::RotatingOperands(Backend& backend, const Problem& shape, uint6
 
 Problem RotatingOperands::problem(int64_t i) const {
   const size_t s = static_cast<size_t>(((i % sets_) + sets_) % sets_);
-  return Problem{m_, n_, k_, a_.get() + s * a_stride_, b_.get() + s * b_stride_, d_.get() + s * d_stride_};
+  return Problem{shape_, a_.get() + s * a_stride_, b_.get() + s * b_stride_, d_.get() + s * d_stride_};
 }
 
 }  // namespace gemm

@@ -22,7 +22,7 @@ inline size_t set_stride(int64_t rows, int64_t cols) {
 }
 
 // Bytes of one set: A (M x K), B (N x K) and D (M x N), fp16, each at its aligned stride.
-inline size_t rotating_set_bytes(const Problem& shape) {
+inline size_t rotating_set_bytes(const Shape& shape) {
   return (set_stride(shape.m, shape.k) + set_stride(shape.n, shape.k) + set_stride(shape.m, shape.n)) *
          sizeof(__half);
 }
@@ -39,16 +39,15 @@ int rotating_set_count(size_t set_bytes, int64_t l2_bytes, size_t max_bytes, int
 // Every D is poisoned (harness/backend.h); the steps write it.
 class RotatingOperands {
  public:
-  // Only shape.m, shape.n and shape.k are read.
-  RotatingOperands(Backend& backend, const Problem& shape, uint64_t seed, InputMode mode, int sets);
+  RotatingOperands(Backend& backend, const Shape& shape, uint64_t seed, InputMode mode, int sets);
 
   int sets() const { return sets_; }
   size_t bytes() const { return (a_.bytes() + b_.bytes() + d_.bytes()); }
-  // M, N, K and the pointers of set i % sets().
+  // The shape and the pointers of set i % sets().
   Problem problem(int64_t i) const;
 
  private:
-  int64_t m_, n_, k_;
+  Shape shape_;
   int sets_;
   size_t a_stride_, b_stride_, d_stride_;
   DeviceBuffer<__half> a_, b_, d_;

@@ -17,10 +17,8 @@ StepTarget find_step_target(const StepInfo& info, TrackRequest requested) {
   return target;
 }
 
-Operands::Operands(Backend& backend, const Problem& shape, uint64_t seed, InputMode mode)
-    : m(shape.m),
-      n(shape.n),
-      k(shape.k),
+Operands::Operands(Backend& backend, const Shape& shape, uint64_t seed, InputMode mode)
+    : shape(shape),
       seed(seed),
       mode(mode),
       a(backend, static_cast<size_t>(shape.m * shape.k)),
@@ -31,7 +29,7 @@ Operands::Operands(Backend& backend, const Problem& shape, uint64_t seed, InputM
   d.poison();
 }
 
-Problem Operands::problem() const { return Problem{m, n, k, a.get(), b.get(), d.d()}; }
+Problem Operands::problem() const { return Problem{shape, a.get(), b.get(), d.d()}; }
 
 CheckOutcome run_and_check(Backend& backend, StepFn step, Operands& ops, Reference& reference) {
   CheckOutcome out;
@@ -40,7 +38,7 @@ CheckOutcome run_and_check(Backend& backend, StepFn step, Operands& ops, Referen
   if (!out.status.ok()) return out;
   const std::vector<__half> got = ops.d.to_host();
   const std::vector<__half> want = reference.expected(backend, ops.problem());
-  out.result = compare(got, ops.d.guard, want, ops.m, ops.n, ops.mode);
+  out.result = compare(got, ops.d.guard, want, ops.shape.m, ops.shape.n, ops.mode);
   return out;
 }
 

@@ -29,13 +29,12 @@ StepTarget find_step_target(const StepInfo& info, TrackRequest requested = Track
 // A problem's operands on a backend: A and B filled from the hash with operand_seed(seed, ...),
 // D inside a poisoned guard band (poisoned again by run_and_check before each run).
 struct Operands {
-  // Only shape.m, shape.n and shape.k are read; the pointers come from the new buffers.
-  Operands(Backend& backend, const Problem& shape, uint64_t seed, InputMode mode);
+  Operands(Backend& backend, const Shape& shape, uint64_t seed, InputMode mode);
 
-  // M, N, K and the device pointers of A, B and D.
+  // The shape and the device pointers of A, B and D.
   Problem problem() const;
 
-  int64_t m, n, k;
+  Shape shape;
   uint64_t seed;
   InputMode mode;
   DeviceBuffer<__half> a, b;

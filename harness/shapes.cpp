@@ -55,11 +55,8 @@ ShapeList parse_shape_list(std::string_view text) {
         return r;
       }
     if (parts.size() == 1) dims[1] = dims[2] = dims[0];
-    const Problem shape{dims[0], dims[1], dims[2]};
-    const bool seen = std::any_of(r.shapes.begin(), r.shapes.end(), [&](const Problem& s) {
-      return s.m == shape.m && s.n == shape.n && s.k == shape.k;
-    });
-    if (!seen) r.shapes.push_back(shape);
+    const Shape shape{dims[0], dims[1], dims[2]};
+    if (std::find(r.shapes.begin(), r.shapes.end(), shape) == r.shapes.end()) r.shapes.push_back(shape);
   }
   return r;
 }

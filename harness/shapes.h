@@ -11,7 +11,7 @@
 namespace gemm {
 
 struct ShapeList {
-  std::vector<Problem> shapes;  // M, N, K only; the pointers stay null
+  std::vector<Shape> shapes;
   std::string error;            // empty: parsed
   bool ok() const { return error.empty(); }
 };

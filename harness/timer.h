@@ -7,6 +7,8 @@
 #include <functional>
 #include <vector>
 
+#include "common/problem.h"
+
 namespace gemm {
 
 // CUDA events created with their owner and destroyed with it, even when a call throws.
@@ -44,7 +46,7 @@ std::vector<float> time_ms(cudaStream_t stream, const std::function<void()>& enq
 // The median (mean of the middle two for an even count); 0 for none.
 double median(std::vector<float> values);
 
-// 2 M N K flops in `ms` milliseconds, in TFLOP/s.
-inline double tflops(double m, double n, double k, double ms) { return 2.0 * m * n * k / (ms * 1e-3) / 1e12; }
+// A shape's 2 M N K flops in `ms` milliseconds, in TFLOP/s.
+inline double tflops(const Shape& shape, double ms) { return shape.flops() / (ms * 1e-3) / 1e12; }
 
 }  // namespace gemm

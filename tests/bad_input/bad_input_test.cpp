@@ -26,7 +26,7 @@ Contract contract() { return step_info().contract(); }
 enum class Where { cuda, emu };
 
 // A shape the step accepts: its own for steps 1 and 2, a ragged one otherwise.
-Problem good_shape() {
+Shape good_shape() {
   switch (contract()) {
     case Contract::single_tile: return {128, 128, 64};
     case Contract::k_loop: return {128, 128, 128};

@@ -34,11 +34,11 @@ TEST(ShapeList, RejectsMalformedEntries) {
 TEST(RotatingSets, CoverThreeTimesTheL2) {
   const int64_t l2 = 50 << 20;
   // 1024^3: 2 MiB each for A, B, D = 6 MiB a set; 3 x 50 MiB needs 25 sets.
-  const size_t set = rotating_set_bytes(Problem{1024, 1024, 1024});
+  const size_t set = rotating_set_bytes(Shape{1024, 1024, 1024});
   EXPECT_EQ(set, size_t{6} << 20);
   EXPECT_EQ(rotating_set_count(set, l2, size_t{1} << 40), 25);
   // 8192^3: 384 MiB a set, larger than 3 x L2 alone: still the minimum of 3 sets.
-  EXPECT_EQ(rotating_set_count(rotating_set_bytes(Problem{8192, 8192, 8192}), l2, size_t{1} << 40), 3);
+  EXPECT_EQ(rotating_set_count(rotating_set_bytes(Shape{8192, 8192, 8192}), l2, size_t{1} << 40), 3);
 }
 
 TEST(RotatingSets, MemoryCapWinsButNeverBelowOne) {
@@ -50,7 +50,7 @@ TEST(RotatingSets, MemoryCapWinsButNeverBelowOne) {
 
 TEST(RotatingSets, EverySetStartsAligned) {
   // 4001 x 1000 x 2056 and step 1's 128 x 128 x 64: strides are multiples of 128 elements (256 B).
-  for (const Problem& p : {Problem{4001, 1000, 2056}, Problem{128, 128, 64}, Problem{1, 8, 8}}) {
+  for (const Shape& p : {Shape{4001, 1000, 2056}, Shape{128, 128, 64}, Shape{1, 8, 8}}) {
     EXPECT_EQ(set_stride(p.m, p.k) % kSetAlignElems, 0u);
     EXPECT_EQ(set_stride(p.n, p.k) % kSetAlignElems, 0u);
     EXPECT_EQ(set_stride(p.m, p.n) % kSetAlignElems, 0u);

@@ -1,6 +1,7 @@
 // The step driver's flags, its track selection, and its exit codes before any GPU work.
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,9 +27,7 @@ TEST(ParseFlags, DefaultsFollowTheStepContract) {
   for (const auto& e : expected) {
     const ParseResult r = parse(e.step, {});
     ASSERT_TRUE(r.ok()) << r.error;
-    EXPECT_EQ(r.options.m, e.m) << e.step;
-    EXPECT_EQ(r.options.n, e.n) << e.step;
-    EXPECT_EQ(r.options.k, e.k) << e.step;
+    EXPECT_EQ(r.options.shape, (Shape{e.m, e.n, e.k})) << e.step;
     EXPECT_EQ(r.options.iters, 20);
     EXPECT_EQ(r.options.seed, 1u);
     EXPECT_EQ(r.options.mode, InputMode::float_uniform);
@@ -42,21 +41,19 @@ TEST(ParseFlags, BothSyntaxes) {
       parse(3, {"--m", "512", "--n=256", "--k", "128", "--iters=5", "--seed", "18446744073709551615", "--exact",
                 "--track=hopper"});
   ASSERT_TRUE(r.ok()) << r.error;
-  EXPECT_EQ(r.options.m, 512);
-  EXPECT_EQ(r.options.n, 256);
-  EXPECT_EQ(r.options.k, 128);
+  EXPECT_EQ(r.options.shape, (Shape{512, 256, 128}));
   EXPECT_EQ(r.options.iters, 5);
   EXPECT_EQ(r.options.seed, 18446744073709551615ull);
   EXPECT_EQ(r.options.mode, InputMode::exact_int);
   EXPECT_EQ(r.options.track, TrackRequest::hopper);
 }
 
-TEST(ParseFlags, LaterFlagWins) { EXPECT_EQ(parse(3, {"--m", "8", "--m=16"}).options.m, 16); }
+TEST(ParseFlags, LaterFlagWins) { EXPECT_EQ(parse(3, {"--m", "8", "--m=16"}).options.shape.m, 16); }
 
 TEST(ParseFlags, NegativeShapeIsLeftToTheContract) {
   const ParseResult r = parse(3, {"--m", "-128"});
   ASSERT_TRUE(r.ok()) << r.error;
-  EXPECT_EQ(r.options.m, -128);
+  EXPECT_EQ(r.options.shape.m, -128);
 }
 
 TEST(ParseFlags, CheckOnly) {
@@ -68,6 +65,8 @@ TEST(ParseFlags, CheckOnly) {
 TEST(ParseFlags, Help) {
   EXPECT_TRUE(parse(3, {"--help"}).options.help);
   EXPECT_TRUE(parse(3, {"-h"}).options.help);
+  EXPECT_TRUE(parse(3, {"--exact", "--help"}).ok()) << "--help is not held to K <= 512";
+  EXPECT_EQ(parse_error({"--help=1"}), "--help takes no value");
 }
 
 TEST(ParseFlags, Errors) {
@@ -101,6 +100,45 @@ TEST(Usage, NamesTheStepAndItsDefaults) {
   EXPECT_NE(usage(1).find("usage: step01 "), std::string::npos);
   EXPECT_NE(usage(1).find("(default 128x128x64)"), std::string::npos);
   EXPECT_NE(usage(7).find("(default 4096x4096x4096)"), std::string::npos);
+  EXPECT_NE(usage(3).find("  --iters I      timed runs after 2 warm-ups (default 20)"), std::string::npos);
+}
+
+// The synopsis and the flag lines come from the parser's table: every flag the synopsis shows is
+// one the parser takes (with a value where it shows one), and every one has a line of help.
+TEST(Usage, SynopsisShowsExactlyTheFlagsTheParserTakes) {
+  const std::string u = usage(3);
+  const std::string synopsis = u.substr(0, u.find("\n\n"));
+  std::vector<std::string> shown;
+  for (size_t at = synopsis.find('['); at != std::string::npos; at = synopsis.find('[', at + 1))
+    shown.push_back(synopsis.substr(at + 1, synopsis.find(']', at) - at - 1));
+  const std::vector<std::string> expected = {"--m M", "--n N", "--k K", "--iters I", "--seed S", "--exact",
+                                             "--track auto|hopper|blackwell", "--device gpu|emu", "--emu-sms N",
+                                             "--emu-seed S", "--dump-d FILE", "--check-only", "--help"};
+  EXPECT_EQ(shown, expected);
+  std::string labels;  // the left column of the flags' help lines
+  std::istringstream help(u.substr(synopsis.size()));
+  for (std::string line; std::getline(help, line);)
+    if (line.rfind("  -", 0) == 0) labels += line.substr(0, 15) + "\n";
+  for (const std::string& item : shown) {
+    const std::string flag = item.substr(0, item.find(' '));
+    // Where every flag is allowed (the emulator's flags need --device emu, --dump-d there a track).
+    std::vector<const char*> args = {"--k", "64", "--device", "emu", "--track", "hopper", flag.c_str()};
+    std::string value;
+    if (item.find(' ') != std::string::npos) {
+      value = item.substr(item.find(' ') + 1);
+      value = value.substr(0, value.find('|'));  // the first choice
+      if (value == "N" || value == "S" || value == "I" || value == "M" || value == "K") value = "8";
+      if (flag == "--device") value = "emu";
+      args.push_back(value.c_str());
+    }
+    EXPECT_TRUE(parse(3, args).ok()) << item << ": " << parse(3, args).error;
+    EXPECT_NE(labels.find(flag), std::string::npos) << item << " has no help line";
+    if (!value.empty()) {
+      EXPECT_FALSE(parse(3, {flag.c_str()}).ok()) << flag << " without its value";
+    }
+  }
+  std::istringstream lines(u);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 110u) << line;
 }
 
 // --- select_track ---------------------------------------------------------------------------
@@ -213,7 +251,10 @@ TEST(DriverMain, GoodShapeWithNothingToRunExitsThree) {
   EXPECT_EQ(r.exit_code, kExitNoDevice) << r.err;
   std::string why;
   if (!gpu_available(&why)) {
-    EXPECT_EQ(r.err, "error: " + why + "\n");
+    // Says there is no GPU, and how to run the step without one.
+    EXPECT_EQ(r.err, "error: " + why +
+                         "; --device emu runs the step on the functional emulator instead (no GPU needed, nothing "
+                         "timed)\n");
     EXPECT_EQ(r.err.rfind("error: no GPU: ", 0), 0u) << r.err;
   } else {
     EXPECT_TRUE(r.err.find("was built without") != std::string::npos || r.err.find("no track") != std::string::npos)

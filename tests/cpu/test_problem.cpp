@@ -1,5 +1,5 @@
-// check_problem (common/problem.h): every rule of the three shape contracts, and that each
-// failure names the rule it broke (docs/design.md, "The shape contract").
+// check_shape and check_problem (common/problem.h): every rule of the three shape contracts, the
+// pointer rules, and that each failure names the rule it broke (docs/design.md, "The shape contract").
 #include <gtest/gtest.h>
 
 #include <ostream>
@@ -19,14 +19,22 @@ namespace {
 
 alignas(16) __half buffer[16];
 
-Problem call(int64_t m, int64_t n, int64_t k) { return Problem{m, n, k, buffer, buffer, buffer}; }
+Shape call(int64_t m, int64_t n, int64_t k) { return Shape{m, n, k}; }
 
-// The failure message, or "" when the call is accepted.
+// The failure message, or "" when the shape is accepted. check_problem, given good pointers, must
+// say the same: a call is refused for its shape with check_shape's message.
+std::string error(Contract c, const Shape& s) {
+  const std::string message = check_shape(c, s).message();
+  EXPECT_EQ(check_problem(c, Problem{s, buffer, buffer, buffer}).message(), message) << shape_string(s);
+  return message;
+}
+
+// check_problem's message for a call (the pointer rules).
 std::string error(Contract c, const Problem& p) { return check_problem(c, p).message(); }
 
-::testing::AssertionResult refused_with(Contract c, const Problem& p, const std::string& rule) {
-  const std::string msg = error(c, p);
-  if (msg.empty()) return ::testing::AssertionFailure() << shape_string(p) << " was accepted";
+::testing::AssertionResult refused_with(Contract c, const Shape& s, const std::string& rule) {
+  const std::string msg = error(c, s);
+  if (msg.empty()) return ::testing::AssertionFailure() << shape_string(s) << " was accepted";
   if (msg.find(rule) == std::string::npos)
     return ::testing::AssertionFailure() << "message '" << msg << "' does not name '" << rule << "'";
   return ::testing::AssertionSuccess();
@@ -57,27 +65,27 @@ TEST(KLoopContract, RefusesOtherShapes) {
 }
 
 TEST(GeneralContract, AcceptsRaggedAndLargeShapes) {
-  for (const Problem& p : {call(1, 8, 8), call(200, 136, 72), call(333, 264, 520), call(4096, 4096, 4096),
-                           call(kMaxDim, 8, 8), call(1, kMaxDim - 7, kMaxDim - 7)})
+  for (const Shape& p : {call(1, 8, 8), call(200, 136, 72), call(333, 264, 520), call(4096, 4096, 4096),
+                         call(kMaxDim, 8, 8), call(1, kMaxDim - 7, kMaxDim - 7)})
     EXPECT_EQ(error(Contract::general, p), "") << shape_string(p);
 }
 
 TEST(GeneralContract, RefusesZeroOrNegative) {
   const std::string rule = "M, N and K must be positive";
-  for (const Problem& p : {call(0, 8, 8), call(8, 0, 8), call(8, 8, 0), call(-1, 8, 8), call(8, -8, 8), call(8, 8, -8)})
+  for (const Shape& p : {call(0, 8, 8), call(8, 0, 8), call(8, 8, 0), call(-1, 8, 8), call(8, -8, 8), call(8, 8, -8)})
     EXPECT_TRUE(refused_with(Contract::general, p, rule)) << shape_string(p);
 }
 
 TEST(GeneralContract, RefusesDimensionsPast2To31) {
   const std::string rule = "M, N and K must each be at most 2^31 - 1";
   const int64_t too_big = kMaxDim + 1;  // 2^31, a multiple of 8
-  for (const Problem& p : {call(too_big, 8, 8), call(8, too_big, 8), call(8, 8, too_big)})
+  for (const Shape& p : {call(too_big, 8, 8), call(8, too_big, 8), call(8, 8, too_big)})
     EXPECT_TRUE(refused_with(Contract::general, p, rule)) << shape_string(p);
 }
 
 TEST(GeneralContract, RefusesNOrKNotMultipleOf8) {
   const std::string rule = "N and K must be multiples of 8 (TMA needs 16-byte row strides";
-  for (const Problem& p : {call(128, 12, 64), call(128, 130, 64), call(128, 64, 4), call(128, 64, 1001), call(8, 1, 1)})
+  for (const Shape& p : {call(128, 12, 64), call(128, 130, 64), call(128, 64, 4), call(128, 64, 1001), call(8, 1, 1)})
     EXPECT_TRUE(refused_with(Contract::general, p, rule)) << shape_string(p);
   EXPECT_EQ(error(Contract::general, call(7, 8, 8)), "") << "M has no multiple-of-8 rule";
 }
@@ -86,9 +94,22 @@ TEST(GeneralContract, RefusesNOrKNotMultipleOf8) {
 class PointerRules : public ::testing::TestWithParam<Contract> {
  protected:
   Problem good() const {
-    return GetParam() == Contract::general ? call(200, 136, 72) : call(128, 128, GetParam() == Contract::k_loop ? 128 : 64);
+    const Shape s =
+        GetParam() == Contract::general ? call(200, 136, 72) : call(128, 128, GetParam() == Contract::k_loop ? 128 : 64);
+    return Problem{s, buffer, buffer, buffer};
   }
 };
+
+TEST_P(PointerRules, ShapeIsCheckedFirst) {
+  Problem p = good();
+  EXPECT_EQ(check_shape(GetParam(), p).message(), "") << "a Problem is checked as a Shape";
+  p.n = 130;  // no contract accepts it
+  p.a = nullptr;
+  p.d = buffer + 1;
+  const std::string shape_error = check_shape(GetParam(), p).message();
+  ASSERT_NE(shape_error, "");
+  EXPECT_EQ(error(GetParam(), p), shape_error);
+}
 
 TEST_P(PointerRules, RefusesNullOperands) {
   Problem p = good();

@@ -16,8 +16,8 @@ TEST(Median, OddEvenAndEmpty) {
 
 TEST(Tflops, TwoFlopsPerMultiplyAdd) {
   // 4096^3: 2 * 2^36 flops = 137.4 GFLOP; in 1 ms that is 137.4 TFLOP/s.
-  EXPECT_NEAR(tflops(4096, 4096, 4096, 1.0), 137.438953472, 1e-9);
-  EXPECT_NEAR(tflops(128, 128, 64, 0.001), 2.097152, 1e-9);
+  EXPECT_NEAR(tflops(Shape{4096, 4096, 4096}, 1.0), 137.438953472, 1e-9);
+  EXPECT_NEAR(tflops(Shape{128, 128, 64}, 0.001), 2.097152, 1e-9);
 }
 
 }  // namespace

@@ -27,13 +27,13 @@ TEST(EmuFlags, EmulatorTakesASmallerDefaultShape) {
   const ParseResult r = parse(3, {"--device", "emu"});
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_EQ(r.options.device, DeviceKind::emu);
-  EXPECT_EQ(r.options.m, 512);
-  EXPECT_EQ(r.options.n, 512);
-  EXPECT_EQ(r.options.k, 512);
+  EXPECT_EQ(r.options.shape.m, 512);
+  EXPECT_EQ(r.options.shape.n, 512);
+  EXPECT_EQ(r.options.shape.k, 512);
   const ParseResult given = parse(3, {"--m", "300", "--device=emu"});
-  EXPECT_EQ(given.options.m, 300) << "a given dimension stays";
-  EXPECT_EQ(given.options.n, 512);
-  EXPECT_EQ(parse(2, {"--device", "emu"}).options.k, 1024) << "steps 1-2 keep their shapes";
+  EXPECT_EQ(given.options.shape.m, 300) << "a given dimension stays";
+  EXPECT_EQ(given.options.shape.n, 512);
+  EXPECT_EQ(parse(2, {"--device", "emu"}).options.shape.k, 1024) << "steps 1-2 keep their shapes";
   EXPECT_TRUE(parse(3, {"--device", "emu", "--exact"}).ok()) << "512 is exact-mode K";
 }
 

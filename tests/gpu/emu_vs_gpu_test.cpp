@@ -25,7 +25,7 @@
 namespace gemm {
 namespace {
 
-std::vector<Problem> shapes(Contract contract) {
+std::vector<Shape> shapes(Contract contract) {
   switch (contract) {
     case Contract::single_tile: return {{128, 128, 64}};
     case Contract::k_loop: return {{128, 128, 64}, {128, 128, 512}};
@@ -45,7 +45,7 @@ TEST(EmuVsGpu, SameDBitForBitInExactMode) {
   const std::unique_ptr<Backend> gpu = make_cuda_backend(target.device.device);
   const std::unique_ptr<Backend> emu = make_emu_backend(EmuSettings{4, emu_seed});
   CpuReference reference;
-  for (const Problem& shape : shapes(info.contract())) {
+  for (const Shape& shape : shapes(info.contract())) {
     SCOPED_TRACE(std::string(track_name(target.track)) + " " + shape_string(shape));
     Operands on_gpu(*gpu, shape, seed, InputMode::exact_int);
     const CheckOutcome g = run_and_check(*gpu, target.launcher, on_gpu, reference);

@@ -58,7 +58,7 @@ INSTANTIATE_TEST_SUITE_P(Modes, FillTest, ::testing::Values(InputMode::float_uni
 TEST_F(GpuTest, CublasEqualsCpuReferenceInExactMode) {
   CublasReference cublas(backend_->stream());
   CpuReference cpu;
-  for (const Problem& shape : {Problem{128, 128, 64}, Problem{200, 136, 72}, Problem{333, 264, 512}}) {
+  for (const Shape& shape : {Shape{128, 128, 64}, Shape{200, 136, 72}, Shape{333, 264, 512}}) {
     SCOPED_TRACE(shape_string(shape));
     Operands ops(*backend_, shape, 7, InputMode::exact_int);
     const std::vector<__half> want = cpu.expected(*backend_, ops.problem());
@@ -73,7 +73,7 @@ TEST_F(GpuTest, CublasEqualsCpuReferenceInExactMode) {
 TEST_F(GpuTest, CublasIsCloseToCpuReferenceInFloatMode) {
   CublasReference cublas(backend_->stream());
   CpuReference cpu;
-  const Problem shape{200, 136, 1000};
+  const Shape shape{200, 136, 1000};
   Operands ops(*backend_, shape, 7, InputMode::float_uniform);
   const CompareResult r = compare(cublas.expected(*backend_, ops.problem()), 0, cpu.expected(*backend_, ops.problem()),
                                   shape.m, shape.n, InputMode::float_uniform);
@@ -83,7 +83,7 @@ TEST_F(GpuTest, CublasIsCloseToCpuReferenceInFloatMode) {
 
 TEST_F(GpuTest, TimerTimesEachCall) {
   CublasReference cublas(backend_->stream());
-  Operands ops(*backend_, Problem{512, 512, 512}, 1, InputMode::float_uniform);
+  Operands ops(*backend_, Shape{512, 512, 512}, 1, InputMode::float_uniform);
   const std::vector<float> ms = time_ms(backend_->stream(), [&] { cublas.run(ops.problem()); }, 1, 5);
   ASSERT_EQ(ms.size(), 5u);
   for (float t : ms) EXPECT_GT(t, 0.0f);
@@ -133,7 +133,7 @@ TEST_F(GpuTest, PoisonAndGuardsRoundTrip) {
 TEST_F(GpuTest, StepThatWritesNothingIsUnwritten) {
   const StepFn writes_nothing = [](const Problem&, cudaStream_t) { return Status{}; };
   CublasReference cublas(backend_->stream());
-  Operands ops(*backend_, Problem{128, 128, 64}, 1, InputMode::float_uniform);
+  Operands ops(*backend_, Shape{128, 128, 64}, 1, InputMode::float_uniform);
   const CheckOutcome out = run_and_check(*backend_, writes_nothing, ops, cublas);
   ASSERT_TRUE(out.status.ok()) << out.status.message();
   EXPECT_FALSE(out.result.ok);
@@ -146,7 +146,7 @@ TEST_F(GpuTest, StepThatWritesNothingIsUnwritten) {
 TEST_F(GpuTest, StepFailureComesBackAsItsStatus) {
   const StepFn refuses = [](const Problem&, cudaStream_t) { return Status::failure("shape: not this one"); };
   CublasReference cublas(backend_->stream());
-  Operands ops(*backend_, Problem{128, 128, 64}, 1, InputMode::float_uniform);
+  Operands ops(*backend_, Shape{128, 128, 64}, 1, InputMode::float_uniform);
   const CheckOutcome out = run_and_check(*backend_, refuses, ops, cublas);
   EXPECT_EQ(out.status.message(), "shape: not this one");
   EXPECT_TRUE(is_untouched(ops.d.to_host(), ops.d.guard));

@@ -25,7 +25,7 @@ TEST(RotatingOperandsGpu, SetsContinueTheHashStream) {
   std::string why;
   if (!gpu_available(&why)) GTEST_SKIP() << why;
   const std::unique_ptr<Backend> backend = make_cuda_backend();
-  const Problem shape{200, 136, 72};  // ragged: M*K is not a multiple of the 128-element alignment
+  const Shape shape{200, 136, 72};  // ragged: M*K is not a multiple of the 128-element alignment
   const uint64_t seed = 7;
   RotatingOperands sets(*backend, shape, seed, InputMode::float_uniform, 3);
   Operands ops(*backend, shape, seed, InputMode::float_uniform);

@@ -34,7 +34,7 @@ std::string seed_note() {
 }
 
 // The shapes each contract is tested on (docs/design.md, "The shape contract").
-std::vector<Problem> shapes_for(Contract contract) {
+std::vector<Shape> shapes_for(Contract contract) {
   switch (contract) {
     case Contract::single_tile:
       return {{128, 128, 64}};
@@ -52,7 +52,7 @@ std::vector<Problem> shapes_for(Contract contract) {
 }
 
 struct Case {
-  Problem shape;
+  Shape shape;
   InputMode mode;
 };
 
@@ -62,7 +62,7 @@ void PrintTo(const Case& c, std::ostream* os) { *os << input_mode_name(c.mode) <
 // Float mode on every shape; exact mode where K allows exact sums.
 std::vector<Case> cases(InputMode mode) {
   std::vector<Case> out;
-  for (const Problem& s : shapes_for(step_info().contract()))
+  for (const Shape& s : shapes_for(step_info().contract()))
     if (mode == InputMode::float_uniform || s.k <= kExactMaxK) out.push_back({s, mode});
   return out;
 }
@@ -110,7 +110,7 @@ INSTANTIATE_TEST_SUITE_P(Float, StepCheck, ::testing::ValuesIn(cases(InputMode::
 INSTANTIATE_TEST_SUITE_P(Exact, StepCheck, ::testing::ValuesIn(cases(InputMode::exact_int)), case_name);
 
 // A shape just outside the contract: one rule broken, everything else valid.
-Problem bad_shape(Contract contract) {
+Shape bad_shape(Contract contract) {
   switch (contract) {
     case Contract::single_tile: return {128, 128, 128};  // K must be 64
     case Contract::k_loop: return {128, 128, 96};        // K must be a multiple of 64

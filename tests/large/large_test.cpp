@@ -42,7 +42,7 @@ class Large : public ::testing::Test {
     cublas_ = std::make_unique<CublasReference>(backend_->stream());
   }
 
-  void check(const Problem& shape) {
+  void check(const Shape& shape) {
     std::printf("step %02d at %s: A %lld elements, D %lld elements\n", step_info().number, shape_string(shape).c_str(),
                 static_cast<long long>(shape.m * shape.k), static_cast<long long>(shape.m * shape.n));
     Operands ops(*backend_, shape, 1, InputMode::float_uniform);
@@ -58,14 +58,14 @@ class Large : public ::testing::Test {
 
 // D: 46400 x 46400 = 2,152,960,000 elements > 2^31 (A and B are small).
 TEST_F(Large, DPast2To31Elements) {
-  const Problem shape{46400, 46400, 64};
+  const Shape shape{46400, 46400, 64};
   ASSERT_GT(shape.m * shape.n, k2To31);
   check(shape);
 }
 
 // A: (2^21 + 8) x 1032 = 2,164,269,312 elements > 2^31; M is not a multiple of the tile.
 TEST_F(Large, APast2To31Elements) {
-  const Problem shape{(int64_t{1} << 21) + 8, 128, 1032};
+  const Shape shape{(int64_t{1} << 21) + 8, 128, 1032};
   ASSERT_GT(shape.m * shape.k, k2To31);
   check(shape);
 }

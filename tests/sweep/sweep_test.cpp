@@ -60,7 +60,7 @@ struct Case {
   int index;
 };
 
-Problem shape_of(const Case& c) {
+Shape shape_of(const Case& c) {
   std::mt19937_64 g = generator(c.index);
   const int64_t m = uniform(g, 1, kMaxM), n = multiple_of_8(g, kMaxN), k = multiple_of_8(g, kMaxK);
   switch (c.kind) {
@@ -113,7 +113,7 @@ class Sweep : public ::testing::TestWithParam<Case> {
 
 TEST_P(Sweep, MatchesReference) {
   const Case& c = GetParam();
-  const Problem shape = shape_of(c);
+  const Shape shape = shape_of(c);
   // Exact mode where K allows it; the degenerate shapes in both modes.
   std::vector<InputMode> modes;
   if (c.kind != Kind::random_exact) modes.push_back(InputMode::float_uniform);
