@@ -15,6 +15,8 @@
 //  4. Counters, medians over the repetition's iterations: TFLOPS (the step's), cublas_TFLOPS,
 //     ratio_to_cublas = TFLOPS / cublas_TFLOPS (> 1: faster than cuBLAS), step_ms, cublas_ms,
 //     sets. Run with --benchmark_repetitions for median aggregates (tools/compare.sh does).
+// Flags are checked before anything looks for a GPU, and --benchmark_list_tests needs none (it
+// lists every built step then).
 // Exit status: 0 all ran, 1 a step was wrong or failed, 2 bad flags, 3 no GPU (or no track for it).
 #include <benchmark/benchmark.h>
 #include <cublas_v2.h>
@@ -106,7 +108,8 @@ std::string usage() {
          ")\n"
          "  --sets=N      a diagnostic: N rotating input sets per shape instead of enough for 3x the L2\n"
          "                (--sets=1 keeps the inputs in L2, as the step executables' back-to-back timing does)\n"
-         "Names are step07/MxNxK and cublas/MxNxK: --benchmark_filter=step07 selects one step.\n"
+         "Names are step07/MxNxK and cublas/MxNxK: --benchmark_filter=step07 selects one step;\n"
+         "--benchmark_list_tests lists them (without a GPU, or a track for it: every built step's).\n"
          "Each repetition runs at least --benchmark_min_time of the step's own time (default " +
          format_seconds(kDefaultMinTime) +
          " s).\n"
@@ -333,6 +336,65 @@ bool runs_at(const StepInfo& info, const Shape& shape, bool is_size) {
   return default_shape(info.contract()) == shape;
 }
 
+// Whether Google Benchmark will only list the benchmarks (--benchmark_list_tests, or its
+// environment variable): then nothing runs, and no GPU is needed. Read as Google Benchmark reads it.
+bool lists_tests(int argc, char** argv) {
+  auto truthy = [](std::string v) {
+    std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (v.size() == 1) return std::isalnum(static_cast<unsigned char>(v[0])) && v != "0" && v != "f" && v != "n";
+    return v != "false" && v != "no" && v != "off";
+  };
+  const char* env = std::getenv("BENCHMARK_LIST_TESTS");
+  bool list = env != nullptr && *env != '\0' && truthy(env);
+  const std::string flag = "--benchmark_list_tests", with_value = flag + "=";
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == flag) list = true;
+    if (arg.rfind(with_value, 0) == 0) list = truthy(arg.substr(with_value.size()));
+  }
+  return list;
+}
+
+// What the JSON's context records besides Google Benchmark's own (bench/README.md).
+void add_context(const Options& opt, const std::string& arguments, const std::string& track,
+                 const std::string& step_list, const std::string& size_list) {
+  const DeviceInfo& d = g->device;
+  size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const char* env_commit = std::getenv("GEMM_GIT_COMMIT");
+  benchmark::AddCustomContext("gpu", d.name);
+  benchmark::AddCustomContext("gpu_sm_count", std::to_string(d.sm_count));
+  benchmark::AddCustomContext("gpu_sm_clock_max_mhz", std::to_string(d.clock_mhz));
+  benchmark::AddCustomContext("gpu_memory_clock_max_mhz", std::to_string(d.memory_clock_mhz));
+  benchmark::AddCustomContext("gpu_compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor));
+  benchmark::AddCustomContext("gpu_l2_bytes", std::to_string(d.l2_bytes));
+  benchmark::AddCustomContext("gpu_memory_bytes", std::to_string(total_bytes));
+  benchmark::AddCustomContext("gpu_description", describe(d));
+  benchmark::AddCustomContext("nvidia_driver", nvidia_driver_version());
+  benchmark::AddCustomContext("cuda_driver", version_string(d.driver_version));
+  benchmark::AddCustomContext("cuda_runtime", version_string(d.runtime_version));
+  benchmark::AddCustomContext("cublas", cublas_version());
+  benchmark::AddCustomContext("git_commit", env_commit && *env_commit ? env_commit : bench_build_commit());
+  const char* command = std::getenv("GEMM_BENCH_COMMAND");  // set by tools/compare.sh
+  benchmark::AddCustomContext("command", command && *command ? command : "gemm_bench");
+  benchmark::AddCustomContext("arguments", arguments);
+  benchmark::AddCustomContext("track", track);
+  benchmark::AddCustomContext("steps", step_list);
+  benchmark::AddCustomContext("sizes", size_list);
+  benchmark::AddCustomContext("inputs", kInputs);
+  std::string rotation = kRotation;
+  if (opt.sets) {
+    rotation = "OVERRIDDEN by --sets=";
+    rotation += std::to_string(opt.sets);
+    rotation += " (a diagnostic: with few sets the inputs stay in L2); otherwise ";
+    rotation += kRotation;
+  }
+  benchmark::AddCustomContext("rotation", rotation);
+  benchmark::AddCustomContext("timing", kTiming);
+  benchmark::AddCustomContext("ratio_to_cublas", kRatio);
+  benchmark::AddCustomContext("check", kCheck);
+}
+
 int run(int argc, char** argv) {
   std::string arguments;  // as given, for the JSON context
   for (int i = 1; i < argc; ++i) {
@@ -350,50 +412,61 @@ int run(int argc, char** argv) {
     return kExitMatch;
   }
 
+  // Google Benchmark's flags, before anything looks for the GPU: a mistyped flag exits 2, not 3.
+  // The default minimum time goes in as a flag (so the names stay clean) that a given one overrides.
+  const bool listing = lists_tests(argc, argv);
+  std::vector<char*> args(argv, argv + argc);
+  std::string min_time = "--benchmark_min_time=" + format_seconds(kDefaultMinTime) + GEMM_MIN_TIME_SUFFIX;
+  if (!opt.min_time_given) args.push_back(min_time.data());
+  int args_count = static_cast<int>(args.size());
+  args.push_back(nullptr);
+  benchmark::Initialize(&args_count, args.data());
+  if (benchmark::ReportUnrecognizedArguments(args_count, args.data())) return kExitUsage;
+
+  // The steps of this GPU's track. Only listing the benchmarks (--benchmark_list_tests) needs no
+  // GPU: then, without one or without a track for it, every built step is listed.
   std::string why;
-  if (!gpu_available(&why)) {
-    const std::string prefix = "no GPU: ";
-    if (why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());
+  const bool gpu = gpu_available(&why);
+  if (!gpu && !listing) {
     std::fflush(stdout);
-    std::fprintf(stderr, "no GPU to run on: %s\n", why.c_str());
+    std::fprintf(stderr, "%s\n", why.c_str());  // "no GPU: ..."
     return kExitNoDevice;
   }
-
   Bench bench;
   g = &bench;
-  bench.device = query_device(0);
   bench.sets_override = opt.sets;
-
-  // The steps of this GPU's track.
   struct Runnable {
     const StepInfo* info;
     StepFn launcher;
   };
   std::vector<Runnable> steps;
-  std::string no_track, track, step_list;
-  for (const StepInfo* info : bench_steps()) {
-    const TrackSelection sel =
-        select_track(bench.device.cc_major, bench.device.cc_minor, TrackRequest::automatic, *info);
-    if (!sel.status.ok()) {
-      no_track = sel.status.message();
-      continue;
+  std::string no_track = "this build has no steps", track, step_list;
+  if (gpu) {
+    bench.device = query_device(0);
+    for (const StepInfo* info : bench_steps()) {
+      const TrackSelection sel =
+          select_track(bench.device.cc_major, bench.device.cc_minor, TrackRequest::automatic, *info);
+      if (!sel.status.ok()) {
+        no_track = sel.status.message();
+        continue;
+      }
+      steps.push_back({info, sel.launcher});
+      track = track_name(sel.track);
+      char num[8];
+      std::snprintf(num, sizeof num, "%02d", info->number);
+      if (!step_list.empty()) step_list += ',';
+      step_list += num;
     }
-    steps.push_back({info, sel.launcher});
-    track = track_name(sel.track);
-    char num[8];
-    std::snprintf(num, sizeof num, "%02d", info->number);
-    if (!step_list.empty()) step_list += ',';
-    step_list += num;
+  }
+  if (steps.empty() && listing) {
+    for (const StepInfo* info : bench_steps())
+      if (StepFn launcher = info->hopper ? info->hopper : info->blackwell) steps.push_back({info, launcher});
   }
   if (steps.empty()) {
     std::fflush(stdout);
-    std::fprintf(stderr, "no GPU to run on: %s (%s)\n",
-                 no_track.empty() ? "this build has no steps" : no_track.c_str(), describe(bench.device).c_str());
+    std::fprintf(stderr, "no GPU to run on: %s (%s)\n", no_track.c_str(), describe(bench.device).c_str());
     return kExitNoDevice;
   }
-
-  bench.backend = make_cuda_backend(bench.device.device);
-  bench.cublas = std::make_unique<CublasReference>(bench.backend->stream());
 
   // The shapes: steps 1-2's own first (where those steps are built), then the sizes.
   struct Size {
@@ -432,50 +505,12 @@ int run(int argc, char** argv) {
     }
   }
 
-  const DeviceInfo& d = bench.device;
-  size_t free_bytes = 0, total_bytes = 0;
-  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  const char* env_commit = std::getenv("GEMM_GIT_COMMIT");
-  benchmark::AddCustomContext("gpu", d.name);
-  benchmark::AddCustomContext("gpu_sm_count", std::to_string(d.sm_count));
-  benchmark::AddCustomContext("gpu_sm_clock_max_mhz", std::to_string(d.clock_mhz));
-  benchmark::AddCustomContext("gpu_memory_clock_max_mhz", std::to_string(d.memory_clock_mhz));
-  benchmark::AddCustomContext("gpu_compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor));
-  benchmark::AddCustomContext("gpu_l2_bytes", std::to_string(d.l2_bytes));
-  benchmark::AddCustomContext("gpu_memory_bytes", std::to_string(total_bytes));
-  benchmark::AddCustomContext("gpu_description", describe(d));
-  benchmark::AddCustomContext("nvidia_driver", nvidia_driver_version());
-  benchmark::AddCustomContext("cuda_driver", version_string(d.driver_version));
-  benchmark::AddCustomContext("cuda_runtime", version_string(d.runtime_version));
-  benchmark::AddCustomContext("cublas", cublas_version());
-  benchmark::AddCustomContext("git_commit", env_commit && *env_commit ? env_commit : bench_build_commit());
-  const char* command = std::getenv("GEMM_BENCH_COMMAND");  // set by tools/compare.sh
-  benchmark::AddCustomContext("command", command && *command ? command : "gemm_bench");
-  benchmark::AddCustomContext("arguments", arguments);
-  benchmark::AddCustomContext("track", track);
-  benchmark::AddCustomContext("steps", step_list);
-  benchmark::AddCustomContext("sizes", size_list);
-  benchmark::AddCustomContext("inputs", kInputs);
-  std::string rotation = kRotation;
-  if (opt.sets) {
-    rotation = "OVERRIDDEN by --sets=";
-    rotation += std::to_string(opt.sets);
-    rotation += " (a diagnostic: with few sets the inputs stay in L2); otherwise ";
-    rotation += kRotation;
+  // Listing only: nothing runs, nothing touches the GPU.
+  if (!listing) {
+    bench.backend = make_cuda_backend(bench.device.device);
+    bench.cublas = std::make_unique<CublasReference>(bench.backend->stream());
+    add_context(opt, arguments, track, step_list, size_list);
   }
-  benchmark::AddCustomContext("rotation", rotation);
-  benchmark::AddCustomContext("timing", kTiming);
-  benchmark::AddCustomContext("ratio_to_cublas", kRatio);
-  benchmark::AddCustomContext("check", kCheck);
-
-  // The default minimum time, as a flag (so the names stay clean) that a given one overrides.
-  std::vector<char*> args(argv, argv + argc);
-  std::string min_time = "--benchmark_min_time=" + format_seconds(kDefaultMinTime) + GEMM_MIN_TIME_SUFFIX;
-  if (!opt.min_time_given) args.push_back(min_time.data());
-  int args_count = static_cast<int>(args.size());
-  args.push_back(nullptr);
-  benchmark::Initialize(&args_count, args.data());
-  if (benchmark::ReportUnrecognizedArguments(args_count, args.data())) return kExitUsage;
   const size_t ran = benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   g = nullptr;
@@ -489,7 +524,7 @@ int main(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const NoGpu& e) {
-    std::fprintf(stderr, "no GPU to run on: %s\n", e.what());
+    std::fprintf(stderr, "%s\n", e.what());  // "no GPU: ..."
     return kExitNoDevice;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

@@ -65,7 +65,7 @@ GEMM_GIT_COMMIT=$commit GEMM_BENCH_COMMAND="$command${bench_args[*]:+ ${bench_ar
   --benchmark_out="$json" --benchmark_out_format=json "${bench_args[@]}"
 rc=$?
 if [ $rc -eq 3 ]; then
-  exit 3  # gemm_bench said "no GPU to run on: ..."
+  exit 3  # gemm_bench said "no GPU: ..." (or that no track of this build runs on it)
 fi
 if [ ! -s "$json" ]; then
   echo "error: gemm_bench exited $rc and wrote no results" >&2
