@@ -5,16 +5,14 @@
 
 Top: TFLOPS of every step at each size (bars, log scale), cuBLAS as a reference line over each
 size's group. Bottom: each step's ratio to cuBLAS (step TFLOPS / cuBLAS TFLOPS, both timed in the
-same benchmark), with 1.0 = cuBLAS. The numbers are report.py's (median aggregates). Needs
-matplotlib (Debian: apt-get install python3-matplotlib); without it, one line says so and the exit
-status is 3.
+same benchmark), with 1.0 = cuBLAS. The numbers are report.py's, read by bench/results.py (median
+aggregates). Needs matplotlib (Debian: apt-get install python3-matplotlib); without it, one line
+says so and the exit status is 3.
 """
 
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import report  # noqa: E402  (bench/report.py: loading the JSON)
+import results as bench_results  # bench/results.py: the JSON, read (the numbers report.py prints)
 
 MISSING = "plot skipped: matplotlib is missing (Debian/Ubuntu: apt-get install python3-matplotlib; or pip install matplotlib)"
 
@@ -76,7 +74,7 @@ def draw(results, out_base):
     bottom.grid(axis="y", alpha=0.3)
     bottom.legend(fontsize=8, loc="upper right")
     bottom.set_xticks(range(len(shapes)))
-    bottom.set_xticklabels([report.shape_label(s) for s in shapes], rotation=30, ha="right", fontsize=8)
+    bottom.set_xticklabels([bench_results.shape_label(s) for s in shapes], rotation=30, ha="right", fontsize=8)
     bottom.set_xlabel(f"M x N x K (fp16 in and out, fp32 accumulation); median of {results.repetitions()} repetitions")
     fig.tight_layout()
     fig.savefig(out_base + ".png", dpi=120, metadata={"Software": None})
@@ -93,7 +91,7 @@ def main(argv):
     except ImportError:
         print(MISSING)
         return 3
-    results = report.load(argv[0])
+    results = bench_results.load(argv[0])
     if not results.entries:
         print(f"error: {argv[0]} holds no benchmark results", file=sys.stderr)
         return 1
