@@ -42,6 +42,27 @@ std::vector<float> time_ms(cudaStream_t stream, const std::function<void()>& enq
   return ms;
 }
 
+std::vector<std::vector<float>> time_in_turns(cudaStream_t stream,
+                                              const std::vector<std::function<void(int64_t call)>>& calls, int warmup,
+                                              int rounds, unsigned spin_us) {
+  std::vector<std::vector<float>> ms(calls.size());
+  const CudaEvents events(2);
+  int64_t made = 0;
+  for (int round = 0; round < warmup + rounds; ++round) {
+    for (size_t i = 0; i < calls.size(); ++i) {
+      const size_t c = (i + static_cast<size_t>(round)) % calls.size();
+      enqueue_gpu_delay(stream, spin_us);
+      events.record(0, stream);
+      calls[c](made++);
+      events.record(1, stream);
+      events.synchronize(1);
+      CUDA_CHECK(cudaGetLastError());
+      if (round >= warmup) ms[c].push_back(events.elapsed_ms(0, 1));
+    }
+  }
+  return ms;
+}
+
 double median(std::vector<float> values) {
   if (values.empty()) return 0;
   const size_t mid = values.size() / 2;

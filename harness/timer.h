@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -42,6 +43,18 @@ void enqueue_gpu_delay(cudaStream_t stream, unsigned microseconds);
 // the end, so host launch overhead hides behind the GPU work (as it does in a real program).
 // `enqueue` must only enqueue work on `stream`; it throws to report a failure.
 std::vector<float> time_ms(cudaStream_t stream, const std::function<void()>& enqueue, int warmup, int iters);
+
+// Times `calls` taking turns, as the diagnostics in tools/ compare configurations in one process.
+// Each round runs every call once, in an order rotated by one each round (so that no call always
+// follows the same one, and clock drift weighs on all alike). Each call runs alone: a GPU spin of
+// `spin_us` (enqueue_gpu_delay: the host's launch latency stays out), an event, the call, an event,
+// and a wait before the next call. The first `warmup` rounds are not timed. A call is given the
+// number of calls made before it, warm-up included (to pick its input set with: each call then
+// finds different inputs from the one before). Returns, per call, the milliseconds of each timed
+// round. `calls` must only enqueue work on `stream`; they throw to report a failure.
+std::vector<std::vector<float>> time_in_turns(cudaStream_t stream,
+                                              const std::vector<std::function<void(int64_t call)>>& calls, int warmup,
+                                              int rounds, unsigned spin_us = 50);
 
 // The median (mean of the middle two for an even count); 0 for none.
 double median(std::vector<float> values);

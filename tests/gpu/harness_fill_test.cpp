@@ -1,13 +1,15 @@
 // GPU tests of the harness itself: the device fill is the host hash bit for bit, cuBLAS agrees
-// with the CPU reference (bit for bit in exact mode), the timer and the device query work, the
+// with the CPU reference (bit for bit in exact mode), the timers and the device query work, the
 // poison and the guard band work end to end, and run_and_check reports what a step did or failed
 // to do. Skipped, with the reason, where there is no GPU.
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/backend.h"
@@ -88,6 +90,32 @@ TEST_F(GpuTest, TimerTimesEachCall) {
   ASSERT_EQ(ms.size(), 5u);
   for (float t : ms) EXPECT_GT(t, 0.0f);
   EXPECT_GT(median(ms), 0.0);
+}
+
+// The diagnostics' timing: every call once per round, the order rotated by one each round, the
+// calls numbered in the order made (warm-up included), one time per timed round.
+TEST_F(GpuTest, TimeInTurnsRotatesTheOrder) {
+  CublasReference cublas(backend_->stream());
+  Operands ops(*backend_, Shape{256, 256, 256}, 1, InputMode::float_uniform);
+  std::vector<std::pair<int, int64_t>> made;  // (which call, its number)
+  std::vector<std::function<void(int64_t)>> calls;
+  for (int c = 0; c < 3; ++c)
+    calls.push_back([&, c](int64_t call) {
+      made.push_back({c, call});
+      cublas.run(ops.problem());
+    });
+  const std::vector<std::vector<float>> ms = time_in_turns(backend_->stream(), calls, /*warmup=*/1, /*rounds=*/4);
+  ASSERT_EQ(ms.size(), 3u);
+  for (const std::vector<float>& t : ms) {
+    ASSERT_EQ(t.size(), 4u);
+    for (float x : t) EXPECT_GT(x, 0.0f);
+  }
+  ASSERT_EQ(made.size(), 15u);
+  for (size_t i = 0; i < made.size(); ++i) {
+    const int round = static_cast<int>(i / 3);
+    EXPECT_EQ(made[i].first, static_cast<int>((i % 3 + static_cast<size_t>(round)) % 3)) << i;
+    EXPECT_EQ(made[i].second, static_cast<int64_t>(i));
+  }
 }
 
 TEST_F(GpuTest, DeviceInfoDescribesTheGpu) {

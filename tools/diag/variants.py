@@ -1,82 +1,162 @@
 #!/usr/bin/env python3
-"""Writes the variants of the hopper steps 5 and 6 that their READMEs compare against, as source
-files under tools/diag/gen/ (not tracked), for tools/diag/ladder_diag.cu. Each variant is the
-step file with one named change, made by replacing exact text (the script stops if the text is
-not found, so it never measures something else by accident):
+"""The variants of the hopper steps 5 and 6 that their READMEs compare against. Each variant is the
+step file with one named change, made by replacing exact text (the script stops, naming the text,
+when it is not found, so a variant never measures something else by accident):
 
-  step05_wait1   step 5's first two designs' release rule: wait_group 1, release slice k-1's stage
-                 after issuing slice k and refill it with slice k+1; drain at the end
-  step05_g16     step 5 with step 6's L2 tile order (groups of 16 rows), still one CTA per tile
-  step06_cap3    step 6 with __launch_bounds__(kThreads, 3): registers capped at 168, 3 CTAs/SM
-  *_trace        the same with DIAG_MARK(0) at a tile's start and DIAG_MARK(4) once its TMA store
-                 has read shared memory (ladder_diag.cu records %globaltimer and %smid there)
+  step05_wait1      step 5's first two designs' release rule: wait_group 1, release slice ks-1's
+                    stage after issuing slice ks and refill it with slice ks+1; drain at the end
+  step05_g16        step 5 with step 6's L2 tile order (groups of 16 rows), still one CTA per tile
+  step06_cap3       step 6 with __launch_bounds__(kThreads, 3): registers capped at 168, 3 CTAs/SM
+  step06_unchanged  step 6 as it is: the tools ask it for step 6's resident CTAs (they may not
+                    include a step file)
+  *_trace           the same with DIAG_MARK(0) at a tile's start and DIAG_MARK(4) once its TMA store
+                    has read shared memory (tools/diag/trace.cuh: %globaltimer and %smid per tile)
 
-  python3 tools/diag/variants.py
+Every variant lives in namespace gemm::diag_<name>::hopper and gets, appended, what the tools call
+besides run(): resident(&ctas) (CTAs of its kernel resident on the GPU at once) and, for a *_trace
+variant, set_trace(records) (where its kernel writes the trace; null: nowhere).
+
+The build makes each one a target of its own (tools/CMakeLists.txt, cmake/GemmStepVariant.cmake):
+the source is generated into the build directory from the current step file and compiled as an
+object library, which tools/diag/ladder_diag.cpp and tools/persistent_sweep.cpp link.
+
+  python3 tools/diag/variants.py --list                      # name, step folder, trace (0/1)
+  python3 tools/diag/variants.py --variant NAME --out FILE   # write one variant's source
+  python3 tools/diag/variants.py --check                     # make every variant, write nothing
 """
+import argparse
 import pathlib
+import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-OUT = ROOT / "tools/diag/gen"
+FOLDERS = {"05": "05_pipeline", "06": "06_persistent"}
+
+
+class Missing(Exception):
+    pass
 
 
 def replace(src, old, new, count=1):
-    if src.count(old) != count:
-        raise SystemExit(f"variants.py: expected {count} occurrence(s) of:\n{old}")
+    """`old` replaced by `new`; it must occur exactly `count` times (None: at least once)."""
+    found = src.count(old)
+    if (count is None and found == 0) or (count is not None and found != count):
+        raise Missing(f"expected {count or 'at least 1'} occurrence(s), found {found}, of:\n{old}")
     return src.replace(old, new)
 
 
 def wait1(src, ind):
-    """wait_group 0 + refill the same stage with slice kt+2  ->  wait_group 1 + refill kt-1's.
+    """wait_group 0 + refill the same stage with slice ks+2  ->  wait_group 1 + refill ks-1's.
     The accumulators are not zeroed either (the first wgmma has scale-d = 0): with a group in flight
     across iterations, zeroing them makes ptxas serialise every wgmma (C7515)."""
     zero = ("#pragma unroll\n" + ind[:-2] + "for (int h = 0; h < 2; ++h)\n#pragma unroll\n" + ind
             + "for (int i = 0; i < kAccRegs; ++i) acc[h][i] = 0.0f;\n")
     src = replace(src, zero, "")
-    a = src.index(ind + "// BEGIN SOLUTION step05: wait_group 0 completes")
+    begin = ind + "// BEGIN SOLUTION step05: wait_group 0 completes"
+    if src.count(begin) != 1:
+        raise Missing(f"expected 1 occurrence of:\n{begin}")
+    a = src.index(begin)
     b = src.index(ind + "read.advance();\n", a)
     src = src[:a] + (
-        f"{ind}wgmma_wait_group<1>();  // slice kt's group may still run; slice kt-1's has completed\n"
+        f"{ind}wgmma_wait_group<1>();  // slice ks's group may still run; slice ks-1's has completed\n"
         f"{ind}wgmma_fence_operands(acc[0]);\n{ind}wgmma_fence_operands(acc[1]);\n"
-        f"{ind}if (kt > 0) {{\n"
+        f"{ind}if (ks > 0) {{\n"
         f"{ind}  const int prev = (read.stage + kStages - 1) % kStages;\n"
         f"{ind}  if (lane_id() == 0) mbarrier_arrive(&smem.empty[prev]);\n"
-        f"{ind}  const int64_t next = kt - 1 + kStages;\n"
-        f"{ind}  if (threadIdx.x == 0 && next < k_tiles) load_slice(smem, write, &map_a, &map_b, m0, n0, next);\n"
+        f"{ind}  const int64_t next = ks - 1 + kStages;\n"
+        f"{ind}  if (threadIdx.x == 0 && next < k_slices) load_slice(smem, write, &map_a, &map_b, m0, n0, next);\n"
         f"{ind}}}\n") + src[b:]
     close = ind + "read.advance();\n" + ind[:-2] + "}\n"  # the K loop's end; the drain follows
     a = src.index(close, a) + len(close)
     o = ind[:-2]
     src = src[:a] + (
         f"{o}wgmma_wait_group<0>();\n{o}wgmma_fence_operands(acc[0]);\n{o}wgmma_fence_operands(acc[1]);\n"
-        f"{o}if (lane_id() == 0 && k_tiles > 0) mbarrier_arrive(&smem.empty[(read.stage + kStages - 1) % kStages]);\n") + src[a:]
+        f"{o}if (lane_id() == 0 && k_slices > 0) mbarrier_arrive(&smem.empty[(read.stage + kStages - 1) % kStages]);\n"
+    ) + src[a:]
     return src
 
 
-def variant(name, step, *, wait_one=False, group=None, cap3=False, trace=False):
-    folder = {"05": "05_pipeline", "06": "06_persistent"}[step]
-    src = (ROOT / f"steps/{folder}/hopper.cu").read_text()
-    src = replace(src, f"namespace gemm::step{step}::hopper", f"namespace gemm::diag_{name}::hopper", 2)
-    if wait_one:
-        src = wait1(src, "    " if step == "05" else "      ")
-    if group is not None:
-        src = replace(src, "  m0 = (blockIdx.x % tiles_m) * kTileM;\n  n0 = (blockIdx.x / tiles_m) * kTileN;\n",
-                      f"  {{\n    const Tile t = TileScheduler(tiles_m, (N + kTileN - 1) / kTileN, 1, {group}).tile(blockIdx.x, 0);\n"
-                      "    m0 = t.m * kTileM;\n    n0 = t.n * kTileN;\n  }\n")
-        src = replace(src, '#include "common/problem.h"\n', '#include "common/problem.h"\n#include "common/scheduler.cuh"\n')
-    if cap3:
-        src = replace(src, "__global__ void __launch_bounds__(kThreads)", "__global__ void __launch_bounds__(kThreads, 3)")
-    if trace:
-        start = "    n0 = tile.n * kTileN;\n    // END SOLUTION step06\n" if step == "06" else "  // END SOLUTION step03\n"
-        src = replace(src, start, start + "  DIAG_MARK(0);\n")
-        src = replace(src, "tma_store_wait_group_read<0>();\n", "tma_store_wait_group_read<0>();\n    DIAG_MARK(4);\n")
-    OUT.mkdir(exist_ok=True)
-    (OUT / f"{name}.cu").write_text(src)
+FOOTER = """
+// ---- Appended by tools/diag/variants.py: what the diagnostics ask of a variant besides run().
+#include "common/device.cuh"
+
+namespace gemm::diag_{name}::hopper {{
+Status resident(int* ctas) {{ return resident_ctas(kernel, kThreads, smem_bytes<SharedStorage>(), ctas); }}
+{trace}}}  // namespace gemm::diag_{name}::hopper
+"""
+SET_TRACE = ("cudaError_t set_trace(unsigned long long* records) {\n"
+             "  return cudaMemcpyToSymbol(::gemm::diag::g_trace, &records, sizeof records);\n"
+             "}\n")
 
 
-variant("step05_wait1", "05", wait_one=True)
-variant("step05_g16", "05", group=16)
-variant("step06_cap3", "06", cap3=True)
-variant("step05_g16_trace", "05", group=16, trace=True)
-variant("step06_trace", "06", trace=True)
-variant("step06_cap3_trace", "06", cap3=True, trace=True)
-print(f"wrote {len(list(OUT.glob('*.cu')))} variants to {OUT.relative_to(ROOT)}")
+def make(step, *, wait_one=False, group=None, cap3=False, trace=False):
+    def build(name):
+        src = (ROOT / f"steps/{FOLDERS[step]}/hopper.cu").read_text()
+        src = replace(src, f"namespace gemm::step{step}::hopper", f"namespace gemm::diag_{name}::hopper", None)
+        if wait_one:
+            src = wait1(src, "    " if step == "05" else "      ")
+        if group is not None:
+            src = replace(src, "  m0 = (blockIdx.x % tiles_m) * kTileM;\n  n0 = (blockIdx.x / tiles_m) * kTileN;\n",
+                          f"  {{\n    const Tile t = TileScheduler(tiles_m, (N + kTileN - 1) / kTileN, 1, {group})"
+                          ".tile(blockIdx.x, 0);\n    m0 = t.m * kTileM;\n    n0 = t.n * kTileN;\n  }\n")
+            src = replace(src, '#include "common/problem.h"\n',
+                          '#include "common/problem.h"\n#include "common/scheduler.cuh"\n')
+        if cap3:
+            src = replace(src, "__global__ void __launch_bounds__(kThreads)",
+                          "__global__ void __launch_bounds__(kThreads, 3)")
+        if trace:
+            start = "    n0 = tile.n * kTileN;\n    // END SOLUTION step06\n" if step == "06" else "  // END SOLUTION step03\n"
+            src = replace(src, start, start + "  DIAG_MARK(0);\n")
+            src = replace(src, "tma_store_wait_group_read<0>();\n", "tma_store_wait_group_read<0>();\n    DIAG_MARK(4);\n")
+            src = '#include "tools/diag/trace.cuh"  // DIAG_MARK\n' + src
+        header = (f"// Generated by tools/diag/variants.py from steps/{FOLDERS[step]}/hopper.cu: variant {name}.\n"
+                  "// Do not edit: edit the step file or variants.py.\n")
+        return header + src + FOOTER.format(name=name, trace=SET_TRACE if trace else "")
+    return {"step": step, "trace": trace, "build": build}
+
+
+VARIANTS = {
+    "step05_wait1": make("05", wait_one=True),
+    "step05_g16": make("05", group=16),
+    "step06_cap3": make("06", cap3=True),
+    "step06_unchanged": make("06"),
+    "step05_g16_trace": make("05", group=16, trace=True),
+    "step06_trace": make("06", trace=True),
+    "step06_cap3_trace": make("06", cap3=True, trace=True),
+}
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--list", action="store_true", help="one line per variant: name, step folder, trace (0/1)")
+    g.add_argument("--variant", metavar="NAME", choices=sorted(VARIANTS), help="write this variant (to --out)")
+    g.add_argument("--check", action="store_true", help="make every variant from the current step files")
+    p.add_argument("--out", metavar="FILE", help="where --variant writes")
+    args = p.parse_args(argv)
+    if args.list:
+        for name, v in VARIANTS.items():
+            print(name, FOLDERS[v["step"]], int(v["trace"]))
+        return 0
+    names = sorted(VARIANTS) if args.check else [args.variant]
+    failed = 0
+    for name in names:
+        try:
+            src = VARIANTS[name]["build"](name)
+        except Missing as e:
+            print(f"variants.py: {name}: steps/{FOLDERS[VARIANTS[name]['step']]}/hopper.cu no longer has the text "
+                  f"this variant changes: {e}", file=sys.stderr)
+            failed += 1
+            continue
+        if args.variant:
+            if not args.out:
+                p.error("--variant needs --out")
+            out = pathlib.Path(args.out)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(src)
+    if args.check and not failed:
+        print(f"all {len(names)} variants apply to the current step files")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

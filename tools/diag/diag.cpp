@@ -1,0 +1,119 @@
+#include "tools/diag/diag.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+
+#include "common/launch.cuh"  // cuda_failure
+#include "harness/check.h"
+#include "harness/compare.h"
+#include "harness/driver.h"  // the exit codes
+#include "harness/rotation.h"
+#include "harness/run.h"
+#include "harness/timer.h"
+
+namespace gemm::diag {
+
+const Variant& variant(std::string_view name) {
+  for (const Variant& v : variants())
+    if (v.name == name) return v;
+  throw Error("no step variant '" + std::string(name) + "' in this build (tools/diag/variants.py --list)");
+}
+
+Config config(std::string name, StepFn fn) {
+  return Config{std::move(name), [fn](const Problem& p, cudaStream_t s) { return fn(p, s); }};
+}
+
+Config hopper_step(const StepInfo& info) {
+  char name[16];
+  std::snprintf(name, sizeof name, "step%02d", info.number);
+  if (info.hopper == nullptr) throw Error(std::string(name) + " was built without the hopper track");
+  return config(name, info.hopper);
+}
+
+Lab::Lab() {
+  std::string why;
+  if (!gpu_available(&why)) throw NoGpu(why);
+  device_ = query_device(0);
+  if (device_.cc_major != 9 || device_.cc_minor != 0)
+    throw Error("the diagnostics run the hopper track (sm_90a); this GPU is " + describe(device_));
+  backend_ = make_cuda_backend(device_.device);
+  cublas_ = std::make_unique<CublasReference>(backend_->stream());
+}
+
+void Lab::run(const Config& c, const Problem& p) {
+  Status s = c.run(p, backend_->stream());
+  if (s.ok())
+    if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) s = cuda_failure(e, "after the launch");
+  if (s.ok())
+    if (cudaError_t e = cudaStreamSynchronize(backend_->stream()); e != cudaSuccess)
+      s = cuda_failure(e, "while the kernel ran");
+  if (!s.ok()) throw Error(c.name + ": " + s.message());
+}
+
+bool Lab::check_same_d(const Shape& shape, const Config& reference, const std::vector<Config>& configs) {
+  Operands ops(*backend_, shape, /*seed=*/1, InputMode::float_uniform);
+  ops.d.poison();
+  run(reference, ops.problem());
+  std::vector<__half> got = ops.d.to_host();
+  const CompareResult vs_cublas = compare(got, ops.d.guard, cublas_->expected(*backend_, ops.problem()), shape.m,
+                                          shape.n, InputMode::float_uniform);
+  std::printf("check  %-28s %s (vs cuBLAS)\n", reference.name.c_str(), summary(vs_cublas).c_str());
+  if (!vs_cublas.ok) return false;
+  const std::vector<__half> want(got.begin() + static_cast<std::ptrdiff_t>(ops.d.guard),
+                                 got.end() - static_cast<std::ptrdiff_t>(ops.d.guard));
+  for (const Config& c : configs) {
+    ops.d.poison();
+    run(c, ops.problem());
+    got = ops.d.to_host();
+    const CompareResult r = compare(got, ops.d.guard, want, shape.m, shape.n, InputMode::exact_int);
+    const std::string result = r.ok ? "D == " + reference.name + " bit for bit" : verdict(r);
+    std::printf("check  %-28s %s\n", c.name.c_str(), result.c_str());
+    if (!r.ok) return false;
+  }
+  return true;
+}
+
+int Lab::set_count(const Shape& shape) const {
+  size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return rotating_set_count(rotating_set_bytes(shape), device_.l2_bytes, free_bytes / 2);
+}
+
+void Lab::time(const Shape& shape, const std::vector<Config>& configs, int warmup, int rounds, int sets) {
+  const RotatingOperands in(*backend_, shape, /*seed=*/1, InputMode::float_uniform, sets > 0 ? sets : set_count(shape));
+  const cudaStream_t stream = backend_->stream();
+  std::vector<std::string> names = {"cuBLAS"};
+  std::vector<std::function<void(int64_t)>> calls = {[&](int64_t call) { cublas_->run(in.problem(call)); }};
+  for (const Config& c : configs) {
+    names.push_back(c.name);
+    calls.push_back([&c, &in, stream](int64_t call) {
+      if (Status s = c.run(in.problem(call), stream); !s.ok()) throw Error(c.name + ": " + s.message());
+    });
+  }
+  const std::vector<std::vector<float>> ms = time_in_turns(stream, calls, warmup, rounds);
+  const double cublas_ms = median(ms[0]);
+  for (size_t i = 0; i < ms.size(); ++i) {
+    const double med = median(ms[i]);
+    const auto [lo, hi] = std::minmax_element(ms[i].begin(), ms[i].end());
+    std::printf("time   %-20s %8.4f ms  %7.1f TFLOPS  ratio %.3f  (median of %d; min %.4f, max %.4f ms)\n",
+                names[i].c_str(), med, tflops(shape, med), cublas_ms / med, rounds, *lo, *hi);
+  }
+  std::fflush(stdout);
+}
+
+int tool_main(const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const NoGpu& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kExitNoDevice;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kExitFailure;
+  }
+}
+
+}  // namespace gemm::diag

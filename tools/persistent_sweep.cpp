@@ -1,0 +1,94 @@
+// The measurement behind step 6's L2 group size (kGroupM), and a check that its persistent grid
+// computes the same D whatever the grid. Hopper track (an H100 or H200); a target of the build:
+//
+//   cmake --build build --target persistent_sweep && build/persistent_sweep [M N K]...
+//
+// (default: 4096^3 and 8192^3). For every shape:
+//  1. check: step 5 against cuBLAS; then step 6 (run(): kGroupM and the resident grid), and step 6
+//     with group sizes 1 and 8, a grid of 7 CTAs, of 1 CTA (up to 4096 tiles: one CTA walks every
+//     tile) and of 1000 CTAs (where there are fewer tiles: some CTAs find no work), each writing D
+//     bit for bit equal to step 5's (the same wgmmas on the same data per tile, so the same bits);
+//  2. time: cuBLAS, steps 3-6, and step 6 at group_m = 1, 2, 4, 8, 16, 32, 64, each the median of
+//     15 launches timed one by one, all in one process, the configurations taking turns, inputs
+//     rotating over 3x the L2 (tools/diag/diag.h, Lab::time).
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "harness/driver.h"  // the exit codes
+#include "harness/shapes.h"
+#include "tools/diag/diag.h"
+
+namespace {
+
+using namespace gemm;
+using namespace gemm::diag;
+
+constexpr int kRuns = 15;
+constexpr int kWarmup = 2;
+
+// Step 6 with its knobs: run_with(group_m, ctas).
+Config step06_with(int group_m, int ctas) {
+  std::string name = "step06 group_m " + std::to_string(group_m);
+  if (ctas > 0) name += " ctas " + std::to_string(ctas);
+  return {name, [group_m, ctas](const Problem& p, cudaStream_t s) {
+            return step06::hopper::run_with(p, s, group_m, ctas);
+          }};
+}
+
+bool run_shape(Lab& lab, const Shape& s) {
+  std::printf("\n== M=%lld N=%lld K=%lld: %d rotating input sets (L2 %lld MB)\n", static_cast<long long>(s.m),
+              static_cast<long long>(s.n), static_cast<long long>(s.k), lab.set_count(s),
+              static_cast<long long>(lab.device().l2_bytes >> 20));
+
+  // 1. Every grid computes step 5's D, bit for bit.
+  Config step06 = hopper_step(step06_info());
+  step06.name += " (kGroupM, resident)";
+  std::vector<Config> grids = {step06, step06_with(1, 0), step06_with(8, 0), step06_with(8, 7)};
+  const int64_t tiles = ((s.m + 127) / 128) * ((s.n + 127) / 128);
+  if (tiles <= 4096) grids.push_back(step06_with(4, 1));
+  if (tiles < 1000) grids.push_back(step06_with(8, 1000));
+  if (!lab.check_same_d(s, hopper_step(step05_info()), grids)) return false;
+
+  // 2. Timing: inputs rotating, the configurations taking turns.
+  std::vector<Config> configs = {hopper_step(step03_info()), hopper_step(step04_info()), hopper_step(step05_info()),
+                                 step06};
+  for (int g : {1, 2, 4, 8, 16, 32, 64}) configs.push_back(step06_with(g, 0));
+  lab.time(s, configs, kWarmup, kRuns);
+  return true;
+}
+
+int sweep(int argc, char** argv) {
+  std::vector<Shape> shapes;
+  if (argc > 1 && (argc - 1) % 3 != 0) {
+    std::fprintf(stderr, "usage: persistent_sweep [M N K]...   (default: 4096 4096 4096 8192 8192 8192)\n");
+    return kExitUsage;
+  }
+  for (int i = 1; i + 2 < argc; i += 3) {
+    const std::string text = std::string(argv[i]) + "x" + argv[i + 1] + "x" + argv[i + 2];
+    const ShapeList parsed = parse_shape_list(text);
+    Status st = parsed.ok() ? check_shape(Contract::general, parsed.shapes[0]) : Status::failure(parsed.error);
+    if (!st.ok()) {
+      std::fprintf(stderr, "error: %s\n", st.message().c_str());
+      return kExitUsage;
+    }
+    shapes.push_back(parsed.shapes[0]);
+  }
+  if (shapes.empty()) shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}};
+
+  Lab lab;
+  int resident = 0;
+  if (Status st = variant("step06_unchanged").resident(&resident); !st.ok()) throw Error(st.message());
+  const DeviceInfo& d = lab.device();
+  std::printf("GPU %s; step 6: %d resident CTAs (%d per SM)\n", describe(d).c_str(), resident,
+              resident / d.sm_count);
+  for (const Shape& s : shapes)
+    if (!run_shape(lab, s)) return kExitFailure;
+  return kExitMatch;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return tool_main([&] { return sweep(argc, argv); });
+}
