@@ -16,9 +16,9 @@
 //     and has tcgen05.commit arrive on the stage's `empty` once they complete. It then refills that
 //     same stage with slice k+2, waiting on its `empty`: so while slice k+1 is still on its way,
 //     slice k+2 is already requested, two loads in flight (as on hopper, where refilling the
-//     previous slice's stage instead, one slice later, left one load in flight and measured 18 %
-//     slower at 8192^3 on an H100; not measured on Blackwell). The thread now waits for slice k's
-//     MMAs before it issues slice k+1's: the other CTAs on the SM keep the tensor core busy.
+//     previous slice's stage instead, one slice later, leaves one load in flight and lost; README.md
+//     and NOTES.md, hopper measurements only). The thread now waits for slice k's MMAs before it
+//     issues slice k+1's: the other CTAs on the SM keep the tensor core busy.
 //   - After the last slice one more tcgen05.commit, to `acc_ready`, tells the epilogue that the
 //     accumulator is final; the other 127 threads wait on it alone (step 4 kept them all in step
 //     with every slice).
@@ -79,7 +79,7 @@ static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b
 // No staging buffer of its own for the epilogue: once the K loop is over, both stages are free, and
 // the output tile goes into the two A buffers (2 x 16 KB: exactly its two 64-column boxes). A third
 // 32 KB buffer (~97 KB per CTA) would leave room for two CTAs per SM instead of three, and that
-// costs more than the second stage gains (README.md: measured).
+// costs more than the second stage gains: fewer CTAs means fewer loads in flight per SM (NOTES.md).
 static_assert(sizeof(SharedStorage::a) == kStoreBoxes * kTileM * kStoreCols * sizeof(__half),
               "the output tile fills the A buffers exactly");
 

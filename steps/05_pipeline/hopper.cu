@@ -17,7 +17,8 @@
 //     So while slice ks+1 is still on its way, slice ks+2 is already requested: two loads in flight
 //     per CTA. (Keeping slice ks's group in flight with wait_group 1 would hold its stage too: with
 //     two stages, the next load could then start only once slice ks+1 had landed, one load in
-//     flight, and measured 18 % slower at 8192^3; README.md. Step 8's deeper ring affords it.)
+//     flight, and loads are what a CTA waits for here; README.md and NOTES.md compare the two.
+//     Step 8's deeper ring has a stage to spare and affords it.)
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -70,7 +71,7 @@ static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b
 // No staging buffer of its own for the epilogue: once the K loop is over, both stages are free, and
 // the output tile goes into the two A buffers (2 x 16 KB: exactly its two 64-column boxes). A third
 // 32 KB buffer (~97 KB per CTA) would leave room for two CTAs per SM instead of three, and that
-// costs more than the second stage gains (README.md: measured).
+// costs more than the second stage gains: fewer CTAs means fewer loads in flight per SM (NOTES.md).
 static_assert(sizeof(SharedStorage::a) == kStoreBoxes * kTileM * kStoreCols * sizeof(__half),
               "the output tile fills the A buffers exactly");
 

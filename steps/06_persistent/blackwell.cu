@@ -62,7 +62,7 @@ constexpr int kStoreBoxes = kTileN / kStoreCols;
 // the whole box, the zeros it fills past the edges included.
 constexpr uint32_t kStageBytes = (kTileM + kTileN) * kTileK * sizeof(__half);
 static_assert(kStageBytes == 32768, "A 128x64 + B 128x64 fp16");
-// Tile rows per L2 group of the scheduler: the hopper track's measured value (README.md).
+// Tile rows per L2 group of the scheduler: the hopper track's choice (README.md, NOTES.md).
 constexpr int kGroupM = 16;
 
 // Every tile is rows x 128 bytes in the SW128 layout and starts on a 1024-byte boundary (the
@@ -80,7 +80,7 @@ static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b
 // No staging buffer of its own for the epilogue: once the K loop is over, both stages are free, and
 // the output tile goes into the two A buffers (2 x 16 KB: exactly its two 64-column boxes). A third
 // 32 KB buffer (~97 KB per CTA) would leave room for two CTAs per SM instead of three, and that
-// costs more than the second stage gains (README.md: measured).
+// costs more than the second stage gains: fewer CTAs means fewer loads in flight per SM (NOTES.md).
 static_assert(sizeof(SharedStorage::a) == kStoreBoxes * kTileM * kStoreCols * sizeof(__half),
               "the output tile fills the A buffers exactly");
 

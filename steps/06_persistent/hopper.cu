@@ -56,10 +56,10 @@ static_assert(kStageBytes == 32768, "A 128x64 + B 128x64 fp16");
 // A stage is free once every warp of the warpgroup has seen its wgmmas complete: lane 0 of each
 // warp arrives, after that warp's wgmma.wait_group.
 constexpr uint32_t kReleaseArrivals = kThreads / kWarpSize;
-// Tile rows per L2 group of the scheduler. Measured (README.md; H100, 2026-11-22, 264 CTAs, five
-// sweeps of 1, 2, 4, ..., 64): one row per group is the worst at 8192^3 (~4 % under the rest); from
-// 2 up every size is within the noise of the others (~2 %) at both 4096^3 and 8192^3, though the
-// order still changes the DRAM traffic (1.6-3.4 GB at 8192^3). 16 was the best in the first sweeps.
+// Tile rows per L2 group of the scheduler. Groups of several rows let the CTAs running at the same
+// time share rows of A and columns of B in L2; one row per group (walking along N) shares only B.
+// Of the sizes swept, every one from 2 rows up was within the noise of the others, one row was the
+// slowest, and 16 was kept (README.md, NOTES.md).
 constexpr int kGroupM = 16;
 
 // Every tile is rows x 128 bytes in the SW128 layout and starts on a 1024-byte boundary (the
@@ -106,9 +106,10 @@ __device__ __forceinline__ void prefetch_tile(SharedStorage& smem, PipelineState
 
 // No cap on registers. The tile loop makes ptxas keep values it computes once per CTA (the
 // epilogue's shared-memory offsets, descriptor bases) live across every tile, on top of the 128
-// accumulator registers: 227 registers a thread, so two CTAs fit an SM, not three as in step 5.
-// Capping it at 168 for three CTAs (__launch_bounds__(kThreads, 3): 216-252 bytes of spills) ran 14
-// to 18 % slower than this (README.md).
+// accumulator registers: more than the 168 a thread that three CTAs per SM allow (65536 registers
+// / 384 threads, rounded down to a multiple of 8), so two CTAs fit an SM, not three as in step 5.
+// Forcing three (__launch_bounds__(kThreads, 3)) makes ptxas spill, and that ran slower than two
+// CTAs without spills (README.md, NOTES.md).
 __global__ void __launch_bounds__(kThreads)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
            const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int64_t K, int group_m) {
@@ -258,7 +259,7 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
   cfg.smem_bytes = smem_bytes<SharedStorage>();
   cfg.stream = stream;
   // The persistent grid: what is resident at once (2 CTAs per SM here: shared memory would allow 3
-  // of these ~66 KB CTAs, registers allow 2 of 128 threads x 227), and no more CTAs than tiles. An
+  // of these ~66 KB CTAs, registers only 2, see the kernel), and no more CTAs than tiles. An
   // explicit `ctas` is taken as it is: with more CTAs than tiles, some find no work and just exit.
   if (ctas <= 0) {
     if (Status s = resident_ctas(kernel, kThreads, cfg.smem_bytes, &ctas); !s.ok()) return s;
