@@ -63,14 +63,13 @@ namespace {
 
 using namespace gemm;
 
-constexpr const char* kDefaultSizes =
-    "1024,2048,4096,8192,8192x2048x4096,2048x8192x8192,3000x3000x3000,4001x1000x2056";
-constexpr uint64_t kSeed = 1;            // the hash seed of every input (harness/hash.h)
-constexpr double kDefaultMinTime = 0.05; // seconds of the step's own time per repetition
-constexpr unsigned kSpinUs = 50;         // GPU spin before each timed iteration
-constexpr int kWarmupCalls = 2;          // untimed iterations before each run, at least ...
-constexpr double kWarmupMs = 20;         // ... and at least this long
-constexpr int kL2Factor = 3;             // the rotation holds at least 3x the L2
+constexpr const char* kDefaultSizes = "1024,2048,4096,8192,8192x2048x4096,2048x8192x8192,3000x3000x3000,4001x1000x2056";
+constexpr uint64_t kSeed = 1;             // the hash seed of every input (harness/hash.h)
+constexpr double kDefaultMinTime = 0.05;  // seconds of the step's own time per repetition
+constexpr unsigned kSpinUs = 50;          // GPU spin before each timed iteration
+constexpr int kWarmupCalls = 2;           // untimed iterations before each run, at least ...
+constexpr double kWarmupMs = 20;          // ... and at least this long
+constexpr int kL2Factor = 3;              // the rotation holds at least 3x the L2
 constexpr int kMinSets = 3;
 
 constexpr const char* kInputs =
@@ -156,10 +155,8 @@ const std::string& check_once(const std::string& name, StepFn step, const Shape&
   Operands ops(*g->backend, shape, kSeed, InputMode::float_uniform);
   const CheckOutcome out = run_and_check(*g->backend, step, ops, *g->cublas);
   std::string verdict;
-  if (!out.status.ok())
-    verdict = "the step failed: " + out.status.message();
-  else if (!out.result.ok)
-    verdict = "wrong result, not timed: " + summary(out.result);
+  if (!out.status.ok()) verdict = "the step failed: " + out.status.message();
+  else if (!out.result.ok) verdict = "wrong result, not timed: " + summary(out.result);
   g->labels[name] = out.ok() ? summary(out.result) : "";
   return g->verdicts[name] = verdict;
 }
@@ -478,10 +475,8 @@ int run(int argc, char** argv) {
     if (r.info->contract() != Contract::general) shapes.push_back({default_shape(r.info->contract()), false});
   for (const Shape& s : opt.sizes) {
     auto same = [&](const Size& x) { return x.shape == s; };
-    if (auto it = std::find_if(shapes.begin(), shapes.end(), same); it != shapes.end())
-      it->is_size = true;
-    else
-      shapes.push_back({s, true});
+    if (auto it = std::find_if(shapes.begin(), shapes.end(), same); it != shapes.end()) it->is_size = true;
+    else shapes.push_back({s, true});
   }
 
   std::string size_list;
@@ -491,17 +486,16 @@ int run(int argc, char** argv) {
     size_list += shape;
     auto configure = [](benchmark::internal::Benchmark* b) { b->UseManualTime()->Unit(benchmark::kMicrosecond); };
     const Shape p = s.shape;
-    configure(benchmark::RegisterBenchmark(("cublas/" + shape).c_str(),
-                                           [p](benchmark::State& st) { bm_cublas(st, p); }));
+    configure(
+        benchmark::RegisterBenchmark(("cublas/" + shape).c_str(), [p](benchmark::State& st) { bm_cublas(st, p); }));
     for (const Runnable& r : steps) {
       if (!runs_at(*r.info, p, s.is_size)) continue;
       char name[64];
       std::snprintf(name, sizeof name, "step%02d/%s", r.info->number, shape.c_str());
       const std::string n = name;
       const StepFn launcher = r.launcher;
-      configure(benchmark::RegisterBenchmark(name, [n, launcher, p](benchmark::State& st) {
-        bm_step(st, n, launcher, p);
-      }));
+      configure(
+          benchmark::RegisterBenchmark(name, [n, launcher, p](benchmark::State& st) { bm_step(st, n, launcher, p); }));
     }
   }
 

@@ -74,13 +74,12 @@ inline Status check_shape(Contract contract, const Shape& s) {
                                got);
       break;
     case Contract::general:
-      if (s.m < 1 || s.n < 1 || s.k < 1)
-        return Status::failure("shape: M, N and K must be positive" + got);
+      if (s.m < 1 || s.n < 1 || s.k < 1) return Status::failure("shape: M, N and K must be positive" + got);
       if (s.m > kMaxDim || s.n > kMaxDim || s.k > kMaxDim)
         return Status::failure("shape: M, N and K must each be at most 2^31 - 1" + got);
       if (s.n % 8 != 0 || s.k % 8 != 0)
-        return Status::failure(
-            "shape: N and K must be multiples of 8 (TMA needs 16-byte row strides for A, B and D)" + got);
+        return Status::failure("shape: N and K must be multiples of 8 (TMA needs 16-byte row strides for A, B and D)" +
+                               got);
       break;
   }
   return {};
@@ -90,7 +89,10 @@ inline Status check_shape(Contract contract, const Shape& s) {
 // the pointers. The message names the rule.
 inline Status check_problem(Contract contract, const Problem& p) {
   if (Status s = check_shape(contract, p); !s.ok()) return s;
-  const struct { const void* ptr; const char* name; } operands[] = {{p.a, "A"}, {p.b, "B"}, {p.d, "D"}};
+  const struct {
+    const void* ptr;
+    const char* name;
+  } operands[] = {{p.a, "A"}, {p.b, "B"}, {p.d, "D"}};
   for (const auto& o : operands) {
     if (o.ptr == nullptr) return Status::failure(std::string("null pointer: ") + o.name + " is null");
     if (reinterpret_cast<uintptr_t>(o.ptr) % 16 != 0)

@@ -56,7 +56,8 @@ class CudaBackend final : public Backend {
     if (Status s = step(problem, stream_); !s.ok()) return s;
     // A launch error surfaces at the launch or here; a fault while the kernel runs, at the sync.
     if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return cuda_failure(e, "after the launch");
-    if (cudaError_t e = cudaStreamSynchronize(stream_); e != cudaSuccess) return cuda_failure(e, "while the kernel ran");
+    if (cudaError_t e = cudaStreamSynchronize(stream_); e != cudaSuccess)
+      return cuda_failure(e, "while the kernel ran");
     return {};
   }
 
@@ -79,10 +80,11 @@ bool gpu_available(std::string* why) {
     // cudaErrorInsufficientDriver is what a machine without a GPU (and so without the NVIDIA
     // driver) answers: say that, not just the runtime's "driver version is insufficient".
     if (why)
-      *why = std::string("no GPU: this machine has no CUDA GPU to run on (cudaGetDeviceCount returned ") +
-             cudaGetErrorName(err) +
-             (err == cudaErrorInsufficientDriver ? ": no NVIDIA driver is loaded, or it is older than this CUDA runtime)"
-                                                 : ": the driver finds no CUDA device)");
+      *why =
+          std::string("no GPU: this machine has no CUDA GPU to run on (cudaGetDeviceCount returned ") +
+          cudaGetErrorName(err) +
+          (err == cudaErrorInsufficientDriver ? ": no NVIDIA driver is loaded, or it is older than this CUDA runtime)"
+                                              : ": the driver finds no CUDA device)");
     return false;
   }
   if (count == 0) {

@@ -16,8 +16,8 @@
 #include "harness/reference.h"
 #include "harness/rotation.h"
 #include "harness/run.h"
-#include "harness/timer.h"
 #include "harness/seed.h"
+#include "harness/timer.h"
 
 namespace gemm {
 namespace {
@@ -53,8 +53,9 @@ bool dump_d(const std::string& path, const Operands& ops) {
   const bool ok = f && std::fwrite(all.data() + ops.d.guard, sizeof(__half), count, f) == count;
   if (f) std::fclose(f);
   if (!ok) print_error("--dump-d: cannot write " + path);
-  else std::printf("D written to:   %s (%lld x %lld fp16, row-major, raw)\n", path.c_str(),
-                   static_cast<long long>(ops.shape.m), static_cast<long long>(ops.shape.n));
+  else
+    std::printf("D written to:   %s (%lld x %lld fp16, row-major, raw)\n", path.c_str(),
+                static_cast<long long>(ops.shape.m), static_cast<long long>(ops.shape.n));
   return ok;
 }
 
@@ -158,14 +159,14 @@ int check_and_time(const StepInfo& info, const DriverOptions& opt, const StepTar
         if (Status s = target.launcher(rotation.problem(step_call++), stream); !s.ok()) throw Error(s.message());
       },
       kWarmup, opt.iters));
-  const double cublas_ms =
-      median(time_ms(stream, [&] { cublas->run(rotation.problem(cublas_call++)); }, kWarmup, opt.iters));
+  const double cublas_ms = median(time_ms(
+      stream, [&] { cublas->run(rotation.problem(cublas_call++)); }, kWarmup, opt.iters));
   const double step_tflops = tflops(opt.shape, step_ms);
   const double cublas_tflops = tflops(opt.shape, cublas_ms);
   std::printf("step time:      %.4f ms, %.2f TFLOPS (median of %d, %d rotating input sets)\n", step_ms, step_tflops,
               opt.iters, sets);
-  std::printf("cuBLAS time:    %.4f ms, %.2f TFLOPS (median of %d, %d rotating input sets)\n", cublas_ms,
-              cublas_tflops, opt.iters, sets);
+  std::printf("cuBLAS time:    %.4f ms, %.2f TFLOPS (median of %d, %d rotating input sets)\n", cublas_ms, cublas_tflops,
+              opt.iters, sets);
   std::printf("ratio:          %.3f (step TFLOPS / cuBLAS TFLOPS)\n", step_tflops / cublas_tflops);
   return kExitMatch;
 }
@@ -226,7 +227,8 @@ const std::vector<Flag>& flags() {
        [](Parsing& p, std::string_view flag, std::string_view value) {
          const std::optional<TrackRequest> t = parse_track_request(value);
          p.o.track = t.value_or(TrackRequest::automatic);
-         return t ? std::string() : std::string(flag) + ": '" + std::string(value) + "' is not one of auto, hopper, blackwell";
+         return t ? std::string()
+                  : std::string(flag) + ": '" + std::string(value) + "' is not one of auto, hopper, blackwell";
        }},
       {"--device", "", "gpu|emu", "--device D",
        "gpu (default) or emu: the functional emulator runs the step's kernels on the CPU\n(no GPU needed; both "
@@ -254,7 +256,8 @@ const std::vector<Flag>& flags() {
          p.o.emu_seed_given = true;
          return parse_number(flag, value, p.o.emu_seed);
        }},
-      {"--dump-d", "", "FILE", "--dump-d FILE", "write D to FILE (M x N fp16, row-major, raw): compare devices with cmp",
+      {"--dump-d", "", "FILE", "--dump-d FILE",
+       "write D to FILE (M x N fp16, row-major, raw): compare devices with cmp",
        [](Parsing& p, std::string_view, std::string_view value) {
          p.o.dump_d = std::string(value);
          return std::string();
@@ -360,10 +363,8 @@ ParseResult parse_flags(int step, int argc, const char* const* argv) {
     if (flag->value.empty()) {
       if (eq != std::string_view::npos) return fail(std::string(name) + " takes no value");
     } else {
-      if (eq != std::string_view::npos)
-        value = arg.substr(eq + 1);
-      else if (i + 1 < argc && std::string_view(argv[i + 1]).substr(0, 2) != "--")
-        value = argv[++i];
+      if (eq != std::string_view::npos) value = arg.substr(eq + 1);
+      else if (i + 1 < argc && std::string_view(argv[i + 1]).substr(0, 2) != "--") value = argv[++i];
       if (value.empty()) return fail(std::string(name) + " needs a value");
     }
     if (std::string error = flag->apply(p, flag->name, value); !error.empty()) return fail(error);

@@ -30,18 +30,18 @@ enum ExitCode : int {
 enum class DeviceKind { gpu, emu };
 
 struct DriverOptions {
-  Shape shape;                  // defaults from the step's contract: see default_shape
-  int iters = 20;               // timed runs (after 2 warm-ups)
+  Shape shape;     // defaults from the step's contract: see default_shape
+  int iters = 20;  // timed runs (after 2 warm-ups)
   uint64_t seed = 1;
   InputMode mode = InputMode::float_uniform;
   TrackRequest track = TrackRequest::automatic;
   bool help = false;
   DeviceKind device = DeviceKind::gpu;
-  int emu_sms = 4;                // SMs of the emulated device (persistent grids)
-  uint64_t emu_seed = 0;          // the emulator's scheduling seed ...
-  bool emu_seed_given = false;    // ... or a fresh one, printed for replay
-  std::string dump_d;             // write D (M x N fp16, row-major, raw) to this file
-  bool check_only = false;        // check D and stop: no timing (and, with --exact, no cuBLAS at all)
+  int emu_sms = 4;              // SMs of the emulated device (persistent grids)
+  uint64_t emu_seed = 0;        // the emulator's scheduling seed ...
+  bool emu_seed_given = false;  // ... or a fresh one, printed for replay
+  std::string dump_d;           // write D (M x N fp16, row-major, raw) to this file
+  bool check_only = false;      // check D and stop: no timing (and, with --exact, no cuBLAS at all)
 };
 
 struct ParseResult {

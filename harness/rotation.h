@@ -23,8 +23,7 @@ inline size_t set_stride(int64_t rows, int64_t cols) {
 
 // Bytes of one set: A (M x K), B (N x K) and D (M x N), fp16, each at its aligned stride.
 inline size_t rotating_set_bytes(const Shape& shape) {
-  return (set_stride(shape.m, shape.k) + set_stride(shape.n, shape.k) + set_stride(shape.m, shape.n)) *
-         sizeof(__half);
+  return (set_stride(shape.m, shape.k) + set_stride(shape.n, shape.k) + set_stride(shape.m, shape.n)) * sizeof(__half);
 }
 
 // How many sets to rotate through: enough that together they hold at least `l2_factor` times the

@@ -12,7 +12,7 @@ namespace gemm {
 
 struct ShapeList {
   std::vector<Shape> shapes;
-  std::string error;            // empty: parsed
+  std::string error;  // empty: parsed
   bool ok() const { return error.empty(); }
 };
 

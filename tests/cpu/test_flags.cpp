@@ -22,8 +22,10 @@ ParseResult parse(int step, std::vector<const char*> args) {
 std::string parse_error(std::vector<const char*> args) { return parse(3, std::move(args)).error; }
 
 TEST(ParseFlags, DefaultsFollowTheStepContract) {
-  const struct { int step; int64_t m, n, k; } expected[] = {
-      {1, 128, 128, 64}, {2, 128, 128, 1024}, {3, 4096, 4096, 4096}, {10, 4096, 4096, 4096}};
+  const struct {
+    int step;
+    int64_t m, n, k;
+  } expected[] = {{1, 128, 128, 64}, {2, 128, 128, 1024}, {3, 4096, 4096, 4096}, {10, 4096, 4096, 4096}};
   for (const auto& e : expected) {
     const ParseResult r = parse(e.step, {});
     ASSERT_TRUE(r.ok()) << r.error;
@@ -37,9 +39,8 @@ TEST(ParseFlags, DefaultsFollowTheStepContract) {
 }
 
 TEST(ParseFlags, BothSyntaxes) {
-  const ParseResult r =
-      parse(3, {"--m", "512", "--n=256", "--k", "128", "--iters=5", "--seed", "18446744073709551615", "--exact",
-                "--track=hopper"});
+  const ParseResult r = parse(3, {"--m", "512", "--n=256", "--k", "128", "--iters=5", "--seed", "18446744073709551615",
+                                  "--exact", "--track=hopper"});
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_EQ(r.options.shape, (Shape{512, 256, 128}));
   EXPECT_EQ(r.options.iters, 5);
@@ -111,9 +112,19 @@ TEST(Usage, SynopsisShowsExactlyTheFlagsTheParserTakes) {
   std::vector<std::string> shown;
   for (size_t at = synopsis.find('['); at != std::string::npos; at = synopsis.find('[', at + 1))
     shown.push_back(synopsis.substr(at + 1, synopsis.find(']', at) - at - 1));
-  const std::vector<std::string> expected = {"--m M", "--n N", "--k K", "--iters I", "--seed S", "--exact",
-                                             "--track auto|hopper|blackwell", "--device gpu|emu", "--emu-sms N",
-                                             "--emu-seed S", "--dump-d FILE", "--check-only", "--help"};
+  const std::vector<std::string> expected = {"--m M",
+                                             "--n N",
+                                             "--k K",
+                                             "--iters I",
+                                             "--seed S",
+                                             "--exact",
+                                             "--track auto|hopper|blackwell",
+                                             "--device gpu|emu",
+                                             "--emu-sms N",
+                                             "--emu-seed S",
+                                             "--dump-d FILE",
+                                             "--check-only",
+                                             "--help"};
   EXPECT_EQ(shown, expected);
   std::string labels;  // the left column of the flags' help lines
   std::istringstream help(u.substr(synopsis.size()));
@@ -172,7 +183,8 @@ TEST(SelectTrack, Sm103NeedsTheSm103aBuild) {
 }
 
 TEST(SelectTrack, OtherGpusHaveNoTrack) {
-  for (const auto& [major, minor] : std::vector<std::pair<int, int>>{{8, 0}, {8, 9}, {9, 1}, {10, 1}, {12, 0}, {7, 5}}) {
+  for (const auto& [major, minor] :
+       std::vector<std::pair<int, int>>{{8, 0}, {8, 9}, {9, 1}, {10, 1}, {12, 0}, {7, 5}}) {
     const std::string sm = "sm_" + std::to_string(major) + std::to_string(minor);
     EXPECT_EQ(select_track(major, minor, TrackRequest::automatic, kBoth).status.message(),
               "no track for this GPU (" + sm + "): this project builds hopper (sm_90a) and blackwell (sm_100a)");
@@ -218,9 +230,10 @@ TEST(DriverMain, BadShapeExitsTwoBeforeLookingForAGpu) {
   // Exit 2, not 3: on a machine without a GPU this shows the shape was checked first.
   DriverRun r = run_driver(kUnbuilt, {"--n", "130"});
   EXPECT_EQ(r.exit_code, kExitUsage);
-  EXPECT_EQ(r.err,
-            "error: shape: N and K must be multiples of 8 (TMA needs 16-byte row strides for A, B and D) (got M x N x K "
-            "= 4096x130x4096)\n");
+  EXPECT_EQ(
+      r.err,
+      "error: shape: N and K must be multiples of 8 (TMA needs 16-byte row strides for A, B and D) (got M x N x K "
+      "= 4096x130x4096)\n");
   EXPECT_EQ(r.out, "");
 
   r = run_driver(kUnbuiltStep1, {"--k=128"});

@@ -94,8 +94,8 @@ TEST(GeneralContract, RefusesNOrKNotMultipleOf8) {
 class PointerRules : public ::testing::TestWithParam<Contract> {
  protected:
   Problem good() const {
-    const Shape s =
-        GetParam() == Contract::general ? call(200, 136, 72) : call(128, 128, GetParam() == Contract::k_loop ? 128 : 64);
+    const Shape s = GetParam() == Contract::general ? call(200, 136, 72)
+                                                    : call(128, 128, GetParam() == Contract::k_loop ? 128 : 64);
     return Problem{s, buffer, buffer, buffer};
   }
 };

@@ -38,9 +38,8 @@ TEST(EmuFlags, EmulatorTakesASmallerDefaultShape) {
 }
 
 TEST(EmuFlags, Values) {
-  const ParseResult r =
-      parse(3, {"--device", "emu", "--emu-sms=2", "--emu-seed", "18446744073709551615", "--track", "hopper",
-                "--dump-d", "/tmp/d.bin"});
+  const ParseResult r = parse(3, {"--device", "emu", "--emu-sms=2", "--emu-seed", "18446744073709551615", "--track",
+                                  "hopper", "--dump-d", "/tmp/d.bin"});
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_EQ(r.options.emu_sms, 2);
   EXPECT_TRUE(r.options.emu_seed_given);

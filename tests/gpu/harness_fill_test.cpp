@@ -46,8 +46,7 @@ TEST_P(FillTest, DeviceFillIsHostHash) {
   const std::vector<__half> got = device.to_host();
   std::vector<__half> want(count);
   fill_host(want.data(), count, seed, GetParam());
-  for (size_t i = 0; i < count; ++i)
-    ASSERT_EQ(half_bits(got[i]), half_bits(want[i])) << "element " << i << " differs";
+  for (size_t i = 0; i < count; ++i) ASSERT_EQ(half_bits(got[i]), half_bits(want[i])) << "element " << i << " differs";
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, FillTest, ::testing::Values(InputMode::float_uniform, InputMode::exact_int),
@@ -86,7 +85,8 @@ TEST_F(GpuTest, CublasIsCloseToCpuReferenceInFloatMode) {
 TEST_F(GpuTest, TimerTimesEachCall) {
   CublasReference cublas(backend_->stream());
   Operands ops(*backend_, Shape{512, 512, 512}, 1, InputMode::float_uniform);
-  const std::vector<float> ms = time_ms(backend_->stream(), [&] { cublas.run(ops.problem()); }, 1, 5);
+  const std::vector<float> ms = time_ms(
+      backend_->stream(), [&] { cublas.run(ops.problem()); }, 1, 5);
   ASSERT_EQ(ms.size(), 5u);
   for (float t : ms) EXPECT_GT(t, 0.0f);
   EXPECT_GT(median(ms), 0.0);

@@ -34,9 +34,8 @@ std::vector<Config> timed_configs() {
   c.push_back(hopper_step(step06_info()));
   c.push_back(config("step06_cap3", variant("step06_cap3").run));
   for (int g : {1, 2, 4, 8, 16, 32, 64})
-    c.push_back({"step06_g" + std::to_string(g), [g](const Problem& p, cudaStream_t s) {
-                   return step06::hopper::run_with(p, s, g, /*ctas=*/0);
-                 }});
+    c.push_back({"step06_g" + std::to_string(g),
+                 [g](const Problem& p, cudaStream_t s) { return step06::hopper::run_with(p, s, g, /*ctas=*/0); }});
   return c;
 }
 
@@ -76,8 +75,8 @@ bool run_shape(Lab& lab, const Shape& s, const std::string& out_dir, bool ncu) {
     for (const Config& c : timed) lab.run(c, ops.problem());
     return true;
   }
-  std::printf("\n== %lldx%lldx%lld: %d rotating input sets\n", static_cast<long long>(s.m),
-              static_cast<long long>(s.n), static_cast<long long>(s.k), lab.set_count(s));
+  std::printf("\n== %lldx%lldx%lld: %d rotating input sets\n", static_cast<long long>(s.m), static_cast<long long>(s.n),
+              static_cast<long long>(s.k), lab.set_count(s));
   // Every configuration computes step 5's D bit for bit: the same wgmmas on the same data per tile.
   std::vector<Config> all = timed;
   for (const char* name : kTraced) all.push_back(config(name, variant(name).run));

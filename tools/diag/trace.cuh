@@ -24,12 +24,12 @@ __device__ __forceinline__ unsigned smid() {
 }  // namespace gemm::diag
 
 // In a kernel with the tile's origin in m0, n0 and the problem's rows in M (steps 5 and 6 name them so).
-#define DIAG_MARK(slot)                                                                              \
-  if (::gemm::diag::g_trace != nullptr && threadIdx.x == 0) {                                        \
+#define DIAG_MARK(slot)                                                                                 \
+  if (::gemm::diag::g_trace != nullptr && threadIdx.x == 0) {                                           \
     unsigned long long* r_ = ::gemm::diag::g_trace + ((m0 / 128) + (n0 / 128) * ((M + 127) / 128)) * 8; \
-    r_[slot] = ::gemm::diag::globaltimer();                                                          \
-    if ((slot) == 0) {                                                                               \
-      r_[5] = ::gemm::diag::smid();                                                                  \
-      r_[6] = blockIdx.x;                                                                            \
-    }                                                                                                \
+    r_[slot] = ::gemm::diag::globaltimer();                                                             \
+    if ((slot) == 0) {                                                                                  \
+      r_[5] = ::gemm::diag::smid();                                                                     \
+      r_[6] = blockIdx.x;                                                                               \
+    }                                                                                                   \
   }
