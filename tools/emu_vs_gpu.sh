@@ -2,7 +2,7 @@
 # The emulator against the GPU by hand: every built step, exact mode, a few shapes, one input seed:
 # D from the GPU (the GPU's track) and D from the emulator (the same track's emulated build) must
 # be the same bytes. Needs a GPU. Usage: tools/emu_vs_gpu.sh [build-dir] [seed]
-# (The same check as a test: ctest --test-dir build -R emu_vs_gpu, tests/gpu/emu_vs_gpu_test.cpp.)
+# (The same check as a test: ctest --test-dir build -R EmuVsGpu, tests/gpu/emu_vs_gpu_test.cpp.)
 set -uo pipefail
 build=${1:-build}
 seed=${2:-$RANDOM}
