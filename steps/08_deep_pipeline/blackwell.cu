@@ -6,11 +6,11 @@
 // D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: a resident grid of CTAs that
 // loop over the 128x128 output tiles, each CTA six warps in three roles: producer, MMA, epilogue.
 // The lesson (changed from step 7): depth.
-//   - The ring has as many stages as shared memory holds beside the epilogue's staging buffer: six
-//     K slices of 32 KB (the hopper track's measured sweep, README.md). The producer can run up
-//     to six slices ahead: a late TMA load or a slow L2 or DRAM burst is absorbed by the slices
-//     already waiting, and while the epilogue still reads the previous accumulator the next tile's
-//     first slices land, ready for the MMA warp the moment ld2mma releases it.
+//   - The ring is five K slices of 32 KB deep, beside the epilogue's staging buffer (the depth the
+//     hopper track's sweep chose, README.md). The producer can run up to five slices ahead: a late
+//     TMA load or a slow L2 or DRAM burst is absorbed by the slices already waiting, and while the
+//     epilogue still reads the previous accumulator the next tile's first slices land, ready for
+//     the MMA warp the moment ld2mma releases it.
 //   - The deep ring takes the shared memory of a second CTA: one CTA per SM now.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
@@ -40,13 +40,13 @@ constexpr int kTileM = 128;
 constexpr int kTileN = 128;
 constexpr int kTileK = 64;      // one 128-byte swizzle atom of fp16
 constexpr int kLdColumns = 32;  // columns per tcgen05.ld.32x32b.x32
-// The ring's depth: as many K slice buffers as fit in shared memory beside the staging buffer
-// (the static_assert below). -DGEMM_STEP08_STAGES=N builds another depth, as the hopper track's
-// sweep does (tools/stage_sweep.sh).
+// The ring's depth. Up to six K slice buffers fit in shared memory beside the staging buffer (the
+// static_assert below); the measured sweep of depths behind five is in README.md.
+// -DGEMM_STEP08_STAGES=N builds another depth (tools/stage_sweep.sh).
 #if defined(GEMM_STEP08_STAGES)
 constexpr int kStages = GEMM_STEP08_STAGES;
 #else
-constexpr int kStages = 6;
+constexpr int kStages = 5;
 #endif
 // Six warps: the epilogue warpgroup first (warps 0-3: warp w % 4 reaches TMEM lanes 32 (w % 4)..),
 // then the producer and the MMA warp.
@@ -351,7 +351,7 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
   cfg.block = dim3(kThreads);
   cfg.smem_bytes = smem_bytes<SharedStorage>();
   cfg.stream = stream;
-  // The persistent grid: what is resident at once (one CTA per SM here: ~225 KB of shared memory),
+  // The persistent grid: what is resident at once (one CTA per SM here: ~193 KB of shared memory),
   // and no more CTAs than tiles. An
   // explicit `ctas` is taken as it is: with more CTAs than tiles, some find no work and just exit.
   if (ctas <= 0) {

@@ -6,10 +6,10 @@
 // D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: a resident grid of CTAs that
 // loop over the 128x128 output tiles, each CTA split into a producer and a consumer warpgroup.
 // The lesson (changed from step 7): depth.
-//   - The ring has as many stages as shared memory holds beside the epilogue's staging buffer: six
-//     K slices of 32 KB (README.md has the measured sweep of depths). The producer can run up to
-//     six slices ahead: a late TMA load, a slow L2 or DRAM burst, or the consumer's epilogue is
-//     absorbed by the slices already waiting.
+//   - The ring is five K slices of 32 KB deep, beside the epilogue's staging buffer (six would
+//     fit; five measured faster, README.md). The producer can run up to five slices ahead: a late
+//     TMA load, a slow L2 or DRAM burst, or the consumer's epilogue is absorbed by the slices
+//     already waiting.
 //   - With a stage to spare, the consumer keeps one wgmma group in flight: after issuing slice
 //     k's group it waits only for slice k-1's (wgmma.wait_group 1) and releases that stage, so the
 //     tensor cores always have the next group queued while the warps wait and arrive.
@@ -45,13 +45,13 @@ constexpr int kTileK = 64;       // one 128-byte swizzle atom of fp16
 constexpr int kWgmmaM = 64;      // rows per wgmma: the 128-row tile takes two
 constexpr int kWgmmaK = 16;
 constexpr int kAccRegs = kWgmmaAccRegs<kTileN>;  // 64 f32 registers per thread per 64-row half
-// The ring's depth: as many K slice buffers as fit in shared memory beside the staging buffer
-// (the static_assert below). The sweep behind the choice (README.md) rebuilds this file with
-// -DGEMM_STEP08_STAGES=N (tools/stage_sweep.sh).
+// The ring's depth. Up to six K slice buffers fit in shared memory beside the staging buffer (the
+// static_assert below); the measured sweep of depths behind five is in README.md.
+// -DGEMM_STEP08_STAGES=N builds another depth (tools/stage_sweep.sh).
 #if defined(GEMM_STEP08_STAGES)
 constexpr int kStages = GEMM_STEP08_STAGES;
 #else
-constexpr int kStages = 6;
+constexpr int kStages = 5;
 #endif
 // Two warpgroups: the producer first, then the consumer (wgmma needs a whole, aligned warpgroup).
 constexpr int kProducerWarpgroup = 0;
@@ -293,7 +293,7 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
   cfg.block = dim3(kThreads);
   cfg.smem_bytes = smem_bytes<SharedStorage>();
   cfg.stream = stream;
-  // The persistent grid: what is resident at once (one CTA per SM: ~225 KB of shared memory), and
+  // The persistent grid: what is resident at once (one CTA per SM: ~193 KB of shared memory), and
   // no more CTAs than tiles. An explicit `ctas` is taken as it is:
   // with more CTAs than tiles, some find no work and just exit.
   if (ctas <= 0) {
