@@ -30,8 +30,8 @@ Status resident_ctas(void (*kernel)(KernelArgs...), int threads, size_t smem_byt
   // The occupancy calculator counts only the dynamic shared memory the kernel is allowed: raise
   // the limit first, as launch() does (a request above the device's opt-in limit fails here).
   if (smem_bytes > 48 * 1024) {
-    if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(smem_bytes));
+    if (cudaError_t e =
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_bytes));
         e != cudaSuccess)
       return cuda_failure(e, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
   }

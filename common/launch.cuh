@@ -34,15 +34,14 @@ Status launch(void (*kernel)(KernelArgs...), const LaunchConfig& cfg, Args&&... 
   int device = 0;
   if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return cuda_failure(e, "cudaGetDevice");
   int optin = 0;
-  if (cudaError_t e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-      e != cudaSuccess)
+  if (cudaError_t e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device); e != cudaSuccess)
     return cuda_failure(e, "cudaDeviceGetAttribute(MaxSharedMemoryPerBlockOptin)");
   if (cfg.smem_bytes > static_cast<size_t>(optin))
     return Status::failure("shared-memory limit: the kernel needs " + std::to_string(cfg.smem_bytes) +
                            " bytes of shared memory per CTA, the device allows " + std::to_string(optin));
   if (cfg.smem_bytes > 48 * 1024) {
-    if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(cfg.smem_bytes));
+    if (cudaError_t e =
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(cfg.smem_bytes));
         e != cudaSuccess)
       return cuda_failure(e, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
   }
@@ -69,7 +68,7 @@ Status launch(void (*kernel)(KernelArgs...), const LaunchConfig& cfg, Args&&... 
 
 }  // namespace gemm
 
-#include <tuple>        // already included by the prelude, before it poisons `asm`
+#include <tuple>  // already included by the prelude, before it poisons `asm`
 #include <type_traits>
 
 namespace gemm {

@@ -20,9 +20,7 @@ extern __shared__ __align__(16) unsigned char gemm_dynamic_smem[];
 
 // Converts a generic pointer into shared memory to its shared-window address (PTX `cvta`).
 // https://docs.nvidia.com/cuda/parallel-thread-execution/#data-movement-and-conversion-instructions-cvta
-GEMM_DEVICE uint32_t smem_addr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
+GEMM_DEVICE uint32_t smem_addr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
 
 // The dynamic shared memory of this CTA viewed as a T, its shared-window address rounded up to
 // alignof(T). The same offset in every CTA, which cluster features (multicast, cta_group::2) rely on.

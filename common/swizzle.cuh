@@ -10,7 +10,7 @@
 
 namespace gemm {
 
-inline constexpr uint32_t kSwizzleBytes = 128;     // one row of the atom
+inline constexpr uint32_t kSwizzleBytes = 128;       // one row of the atom
 inline constexpr uint32_t kSwizzleAtomBytes = 1024;  // 8 rows
 
 // Byte offset, from the tile start, of 16-byte chunk `chunk` (0..7) of row `row`.

@@ -28,8 +28,8 @@ namespace gemm {
 // common/swizzle.cuh, the layout wgmma (layout 1) and tcgen05 (layout 2) descriptors describe.
 enum class Swizzle { none, b128 };
 
-inline constexpr uint32_t kTmaElementBytes = 2;            // fp16
-inline constexpr uint32_t kTmaMaxBoxDim = 256;             // each box dimension, in elements
+inline constexpr uint32_t kTmaElementBytes = 2;  // fp16
+inline constexpr uint32_t kTmaMaxBoxDim = 256;   // each box dimension, in elements
 inline constexpr uint64_t kTmaMaxGlobalDim = uint64_t{1} << 32;
 inline constexpr uint64_t kTmaMaxStrideBytes = uint64_t{1} << 40;  // exclusive
 
@@ -47,28 +47,30 @@ inline Status check_tensor_map_2d(const CUtensorMap* out, const void* base, uint
   if (reinterpret_cast<uintptr_t>(base) % 16 != 0)
     return Status::failure("tensor map: the global base address must be 16-byte aligned");
   if (rows < 1 || cols < 1 || rows > kTmaMaxGlobalDim || cols > kTmaMaxGlobalDim)
-    return Status::failure("tensor map: each global dimension must be in 1..2^32 (got rows " + num(rows) +
-                           ", cols " + num(cols) + ")");
+    return Status::failure("tensor map: each global dimension must be in 1..2^32 (got rows " + num(rows) + ", cols " +
+                           num(cols) + ")");
   const uint64_t stride = cols * kTmaElementBytes;
   if (stride % 16 != 0)
     return Status::failure("tensor map: the row stride (cols * 2 bytes) must be a multiple of 16 bytes (got " +
                            num(stride) + " bytes; cols must be a multiple of 8)");
   // Implied by cols <= 2^32 for a dense 2D matrix; kept so the driver's rule is stated here.
   if (stride >= kTmaMaxStrideBytes)
-    return Status::failure("tensor map: the row stride (cols * 2 bytes) must be below 2^40 bytes (got " +
-                           num(stride) + ")");
+    return Status::failure("tensor map: the row stride (cols * 2 bytes) must be below 2^40 bytes (got " + num(stride) +
+                           ")");
   if (box_rows < 1 || box_cols < 1 || box_rows > kTmaMaxBoxDim || box_cols > kTmaMaxBoxDim)
     return Status::failure("tensor map: each box dimension must be in 1..256 elements (got box " + num(box_cols) +
                            " cols x " + num(box_rows) + " rows)");
   const uint64_t inner_bytes = uint64_t{box_cols} * kTmaElementBytes;
   if (inner_bytes % 16 != 0)
-    return Status::failure("tensor map: the box's inner dimension (box_cols * 2 bytes) must be a multiple of 16 "
-                           "bytes (got " +
-                           num(inner_bytes) + ")");
+    return Status::failure(
+        "tensor map: the box's inner dimension (box_cols * 2 bytes) must be a multiple of 16 "
+        "bytes (got " +
+        num(inner_bytes) + ")");
   if (swizzle == Swizzle::b128 && inner_bytes > 128)
-    return Status::failure("tensor map: with the 128-byte swizzle the box's inner dimension must be at most 128 "
-                           "bytes, i.e. 64 fp16 (got " +
-                           num(box_cols) + " cols = " + num(inner_bytes) + " bytes)");
+    return Status::failure(
+        "tensor map: with the 128-byte swizzle the box's inner dimension must be at most 128 "
+        "bytes, i.e. 64 fp16 (got " +
+        num(box_cols) + " cols = " + num(inner_bytes) + " bytes)");
   return {};
 }
 
@@ -136,8 +138,8 @@ inline const TensorMapEncoder& tensor_map_encoder() {
 
 }  // namespace detail
 
-inline Status make_tensor_map_2d(CUtensorMap* out, const void* base, uint64_t rows, uint64_t cols,
-                                 uint32_t box_rows, uint32_t box_cols, Swizzle swizzle) {
+inline Status make_tensor_map_2d(CUtensorMap* out, const void* base, uint64_t rows, uint64_t cols, uint32_t box_rows,
+                                 uint32_t box_cols, Swizzle swizzle) {
   if (Status s = check_tensor_map_2d(out, base, rows, cols, box_rows, box_cols, swizzle); !s.ok()) return s;
 
   const detail::TensorMapEncoder& encoder = detail::tensor_map_encoder();

@@ -33,20 +33,20 @@ namespace detail {
 
 }  // namespace gemm
 
-#define CUDA_CHECK(call)                                                                            \
-  do {                                                                                              \
-    const cudaError_t gemm_check_err_ = (call);                                                     \
-    if (gemm_check_err_ != cudaSuccess)                                                             \
-      ::gemm::detail::throw_call_failed(#call, __FILE__, __LINE__,                                  \
-                                        std::string(cudaGetErrorName(gemm_check_err_)) + " (" +     \
-                                            cudaGetErrorString(gemm_check_err_) + ")");             \
+#define CUDA_CHECK(call)                                                                                      \
+  do {                                                                                                        \
+    const cudaError_t gemm_check_err_ = (call);                                                               \
+    if (gemm_check_err_ != cudaSuccess)                                                                       \
+      ::gemm::detail::throw_call_failed(                                                                      \
+          #call, __FILE__, __LINE__,                                                                          \
+          std::string(cudaGetErrorName(gemm_check_err_)) + " (" + cudaGetErrorString(gemm_check_err_) + ")"); \
   } while (0)
 
-#define CUBLAS_CHECK(call)                                                                          \
-  do {                                                                                              \
-    const cublasStatus_t gemm_check_status_ = (call);                                               \
-    if (gemm_check_status_ != CUBLAS_STATUS_SUCCESS)                                                \
-      ::gemm::detail::throw_call_failed(#call, __FILE__, __LINE__,                                  \
+#define CUBLAS_CHECK(call)                                                                            \
+  do {                                                                                                \
+    const cublasStatus_t gemm_check_status_ = (call);                                                 \
+    if (gemm_check_status_ != CUBLAS_STATUS_SUCCESS)                                                  \
+      ::gemm::detail::throw_call_failed(#call, __FILE__, __LINE__,                                    \
                                         std::string(cublasGetStatusName(gemm_check_status_)) + " (" + \
-                                            cublasGetStatusString(gemm_check_status_) + ")");       \
+                                            cublasGetStatusString(gemm_check_status_) + ")");         \
   } while (0)

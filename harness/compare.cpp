@@ -13,10 +13,8 @@ bool is_nan(uint16_t bits) { return (bits & 0x7C00) == 0x7C00 && (bits & 0x03FF)
 // A value for a message: the number, or "NaN (0x7d5a)" with its bits.
 std::string value_string(uint16_t bits) {
   char buf[48];
-  if (is_nan(bits))
-    std::snprintf(buf, sizeof buf, "NaN (0x%04x)", bits);
-  else
-    std::snprintf(buf, sizeof buf, "%.6g", static_cast<double>(__half2float(half_from_bits(bits))));
+  if (is_nan(bits)) std::snprintf(buf, sizeof buf, "NaN (0x%04x)", bits);
+  else std::snprintf(buf, sizeof buf, "%.6g", static_cast<double>(__half2float(half_from_bits(bits))));
   return buf;
 }
 
@@ -54,14 +52,10 @@ CompareResult compare(std::span<const __half> got, size_t guard, std::span<const
     ref2 += ref * ref;
 
     const char* bad = nullptr;
-    if (g == kUnwrittenBits)
-      bad = "unwritten (still poisoned)";
-    else if (is_nan(g))
-      bad = "NaN";
-    else if (is_nan(w))
-      bad = "NaN in the reference";
-    else if (mode == InputMode::exact_int ? g != w : !(diff <= kAbsTol + kRelTol * std::fabs(ref)))
-      bad = "mismatch";
+    if (g == kUnwrittenBits) bad = "unwritten (still poisoned)";
+    else if (is_nan(g)) bad = "NaN";
+    else if (is_nan(w)) bad = "NaN in the reference";
+    else if (mode == InputMode::exact_int ? g != w : !(diff <= kAbsTol + kRelTol * std::fabs(ref))) bad = "mismatch";
     if (bad) flag(bad, static_cast<int64_t>(i) / n, static_cast<int64_t>(i) % n, g, w);
   }
 
@@ -92,8 +86,8 @@ bool is_untouched(std::span<const __half> got, size_t guard) {
 std::string verdict(const CompareResult& r) {
   if (r.ok) return "match";
   if (r.row >= 0)
-    return "MISMATCH at (" + std::to_string(r.row) + "," + std::to_string(r.col) + "): got " + value_string(r.got_bits) +
-           " want " + value_string(r.want_bits) + " (" + r.reason + ")";
+    return "MISMATCH at (" + std::to_string(r.row) + "," + std::to_string(r.col) + "): got " +
+           value_string(r.got_bits) + " want " + value_string(r.want_bits) + " (" + r.reason + ")";
   if (r.bad_count > 0)  // a guard element
     return "MISMATCH: " + r.reason + ": got " + value_string(r.got_bits) + " want the guard's " +
            value_string(r.want_bits);

@@ -29,7 +29,7 @@ struct CompareResult {
   // start), "guard touched after D at offset 0" (elements past D's end), "mismatch", or, with no
   // bad element, "relative Frobenius error ... > ...". Empty when ok.
   std::string reason;
-  int64_t row = -1, col = -1;  // the element of D; -1 for a guard or the Frobenius criterion
+  int64_t row = -1, col = -1;            // the element of D; -1 for a guard or the Frobenius criterion
   uint16_t got_bits = 0, want_bits = 0;  // fp16 bits; want is the poison for a guard
 };
 

@@ -20,9 +20,7 @@ enum class InputMode {
   exact_int,      // integers in [-2, 2]: with K <= 512 every sum is exact, checked bit for bit
 };
 
-inline const char* input_mode_name(InputMode mode) {
-  return mode == InputMode::exact_int ? "exact" : "float";
-}
+inline const char* input_mode_name(InputMode mode) { return mode == InputMode::exact_int ? "exact" : "float"; }
 
 // Exact mode keeps every partial sum an integer of magnitude <= 4 * 512 = 2048, which fp32 holds
 // exactly and fp16 too (integers up to 2048 are exact in fp16): so D is the same whatever the
@@ -46,9 +44,7 @@ GEMM_HD uint64_t hash64(uint64_t seed, uint64_t index) {
 
 // A's and B's seeds from the user's seed: hash64(seed, 0xA) and hash64(seed, 0xB), so that A and
 // B differ for every seed and each operand can be regenerated alone.
-GEMM_HD uint64_t operand_seed(uint64_t seed, Operand op) {
-  return hash64(seed, op == Operand::a ? 0xA : 0xB);
-}
+GEMM_HD uint64_t operand_seed(uint64_t seed, Operand op) { return hash64(seed, op == Operand::a ? 0xA : 0xB); }
 
 // Element `index` of an operand filled with `seed` (already the operand's seed).
 GEMM_HD __half input_value(uint64_t seed, uint64_t index, InputMode mode) {

@@ -15,7 +15,8 @@ CublasReference::~CublasReference() { cublasDestroy(handle_); }
 
 void CublasReference::run(const Problem& p) {
   // cuBLAS takes int dimensions; the shape contract keeps each of M, N, K at most 2^31 - 1.
-  if (p.m > INT_MAX || p.n > INT_MAX || p.k > INT_MAX) throw Error("cuBLAS reference: " + shape_string(p) + " exceeds int");
+  if (p.m > INT_MAX || p.n > INT_MAX || p.k > INT_MAX)
+    throw Error("cuBLAS reference: " + shape_string(p) + " exceeds int");
   const int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k);
   const float one = 1.0f, zero = 0.0f;
   // cuBLAS is column-major: row-major D[M,N] is column-major D^T[N,M] = B[N,K] * A^T, with B and A

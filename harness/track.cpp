@@ -24,8 +24,9 @@ TrackSelection select_track(int cc_major, int cc_minor, TrackRequest requested, 
   } else if (cc_major == 10 && cc_minor == 3 && info.blackwell_sm103a) {
     sel.track = Track::blackwell;
   } else if (cc_major == 10 && cc_minor == 3) {
-    sel.status = Status::failure("no track for this GPU (sm_103): the blackwell track was not built for sm_103a "
-                                 "(configure with -DGEMM_SM103A=ON)");
+    sel.status = Status::failure(
+        "no track for this GPU (sm_103): the blackwell track was not built for sm_103a "
+        "(configure with -DGEMM_SM103A=ON)");
     return sel;
   } else {
     sel.status = Status::failure("no track for this GPU (" + sm +

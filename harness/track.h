@@ -16,7 +16,7 @@ enum class TrackRequest { automatic, hopper, blackwell };
 std::optional<TrackRequest> parse_track_request(std::string_view text);
 
 struct TrackSelection {
-  Status status;              // failed: no track for this GPU, a mismatched request, or not built
+  Status status;                // failed: no track for this GPU, a mismatched request, or not built
   Track track = Track::hopper;  // valid when status.ok()
   StepFn launcher = nullptr;    // info.launcher(track), non-null when status.ok()
 };

@@ -47,11 +47,11 @@ void clear_output_watch();
 
 // What the last launch did (for the driver's summary line and the tests).
 struct LaunchStats {
-  uint64_t threads = 0;       // emulated threads run
-  uint64_t clusters = 0;      // clusters run
-  uint64_t switches = 0;      // fiber switches
-  uint64_t async_ops = 0;     // asynchronous operations completed
-  uint64_t seed = 0;          // the seed the launch ran with
+  uint64_t threads = 0;    // emulated threads run
+  uint64_t clusters = 0;   // clusters run
+  uint64_t switches = 0;   // fiber switches
+  uint64_t async_ops = 0;  // asynchronous operations completed
+  uint64_t seed = 0;       // the seed the launch ran with
 };
 const LaunchStats& last_launch();
 

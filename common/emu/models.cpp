@@ -121,8 +121,8 @@ std::string check_desc_alignment(const MatrixDesc& d) {
   const uint32_t atom = swizzle_atom_bytes(d.layout);
   const uint32_t into = d.start % atom;
   if (into < swizzle_row_bytes(d.layout)) return {};
-  return "the descriptor's start address " + hex(d.start) + " lies " +
-         std::to_string(into) + " bytes into a " + std::to_string(atom) + "-byte " + layout_name(d.layout) +
+  return "the descriptor's start address " + hex(d.start) + " lies " + std::to_string(into) + " bytes into a " +
+         std::to_string(atom) + "-byte " + layout_name(d.layout) +
          " atom, with matrix base offset 0 (a tile must start on a " + std::to_string(atom) +
          "-byte boundary; only the k16 steps, +32 bytes, may move the start inside the atom's first row)";
 }
@@ -172,7 +172,7 @@ IdescDecode decode_idesc_f16(uint32_t idesc, int cta_group) {
     r.error = what + "transposed (MN-major) operands (bits 15-16) are not modelled: A and B must be K-major";
     return r;
   }
-  const bool shape_ok = cta_group == 1   ? (i.m == 64 && i.n % 8 == 0 && i.n >= 8 && i.n <= 256) ||
+  const bool shape_ok = cta_group == 1 ? (i.m == 64 && i.n % 8 == 0 && i.n >= 8 && i.n <= 256) ||
                                              (i.m == 128 && i.n % 16 == 0 && i.n >= 16 && i.n <= 256)
                         : cta_group == 2 ? (i.m == 128 || i.m == 256) && i.n % 16 == 0 && i.n >= 16 && i.n <= 256
                                          : false;

@@ -23,8 +23,8 @@ GEMM_HD constexpr uint64_t wgmma_desc_encode(uint32_t x) { return (x & 0x3FFFFu)
 
 GEMM_HD constexpr uint64_t make_wgmma_desc(uint32_t smem_addr, uint32_t lbo_bytes, uint32_t sbo_bytes,
                                            WgmmaLayout layout) {
-  return wgmma_desc_encode(smem_addr) | (wgmma_desc_encode(lbo_bytes) << 16) |
-         (wgmma_desc_encode(sbo_bytes) << 32) | (static_cast<uint64_t>(layout) << 62);
+  return wgmma_desc_encode(smem_addr) | (wgmma_desc_encode(lbo_bytes) << 16) | (wgmma_desc_encode(sbo_bytes) << 32) |
+         (static_cast<uint64_t>(layout) << 62);
 }
 
 // Descriptor of a K-major SW128 fp16 tile starting at shared address `smem_addr` (1024-aligned,

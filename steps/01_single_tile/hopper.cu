@@ -27,9 +27,9 @@ using namespace gemm::hopper;
 
 constexpr int kTileM = 128;
 constexpr int kTileN = 128;
-constexpr int kTileK = 64;       // one 128-byte swizzle atom of fp16
-constexpr int kThreads = 128;    // one warpgroup
-constexpr int kWgmmaM = 64;      // rows per wgmma: the 128-row tile takes two
+constexpr int kTileK = 64;     // one 128-byte swizzle atom of fp16
+constexpr int kThreads = 128;  // one warpgroup
+constexpr int kWgmmaM = 64;    // rows per wgmma: the 128-row tile takes two
 constexpr int kWgmmaK = 16;
 constexpr int kAccRegs = kWgmmaAccRegs<kTileN>;  // 64 f32 registers per thread per 64-row half
 

@@ -58,8 +58,7 @@ static_assert(kTileM == kTileN, "copy_tile_sw128 copies kTileM rows of A and of 
 
 // Copies the 128 x 64 tile at (row0, k0) of a rows x K row-major matrix into shared memory,
 // SW128; rows >= rows and columns >= K become zeros.
-__device__ void copy_tile_sw128(__half* tile, const __half* src, int64_t rows, int64_t K, int64_t row0,
-                                int64_t k0) {
+__device__ void copy_tile_sw128(__half* tile, const __half* src, int64_t rows, int64_t K, int64_t row0, int64_t k0) {
   for (int i = threadIdx.x; i < kTileM * 8; i += blockDim.x) {
     const int row = i / 8;
     const int chunk = i % 8;

@@ -28,9 +28,9 @@ using namespace gemm::hopper;
 
 constexpr int kTileM = 128;
 constexpr int kTileN = 128;
-constexpr int kTileK = 64;       // one 128-byte swizzle atom of fp16
-constexpr int kThreads = 128;    // one warpgroup
-constexpr int kWgmmaM = 64;      // rows per wgmma: the 128-row tile takes two
+constexpr int kTileK = 64;     // one 128-byte swizzle atom of fp16
+constexpr int kThreads = 128;  // one warpgroup
+constexpr int kWgmmaM = 64;    // rows per wgmma: the 128-row tile takes two
 constexpr int kWgmmaK = 16;
 constexpr int kAccRegs = kWgmmaAccRegs<kTileN>;  // 64 f32 registers per thread per 64-row half
 
@@ -45,8 +45,7 @@ static_assert(kTileM == kTileN, "copy_tile_sw128 copies kTileM rows of A and of 
 
 // Copies the 128 x 64 tile at (row0, k0) of a rows x K row-major matrix into shared memory,
 // SW128; rows >= rows and columns >= K become zeros.
-__device__ void copy_tile_sw128(__half* tile, const __half* src, int64_t rows, int64_t K, int64_t row0,
-                                int64_t k0) {
+__device__ void copy_tile_sw128(__half* tile, const __half* src, int64_t rows, int64_t K, int64_t row0, int64_t k0) {
   for (int i = threadIdx.x; i < kTileM * 8; i += blockDim.x) {
     const int row = i / 8;
     const int chunk = i % 8;

@@ -41,12 +41,12 @@ using namespace gemm::hopper;
 
 constexpr int kTileM = 128;
 constexpr int kTileN = 128;
-constexpr int kTileK = 64;       // one 128-byte swizzle atom of fp16
-constexpr int kThreads = 128;    // one warpgroup
-constexpr int kWgmmaM = 64;      // rows per wgmma: the 128-row tile takes two
+constexpr int kTileK = 64;     // one 128-byte swizzle atom of fp16
+constexpr int kThreads = 128;  // one warpgroup
+constexpr int kWgmmaM = 64;    // rows per wgmma: the 128-row tile takes two
 constexpr int kWgmmaK = 16;
 constexpr int kAccRegs = kWgmmaAccRegs<kTileN>;  // 64 f32 registers per thread per 64-row half
-constexpr int kStages = 2;       // two K slice buffers, each refilled as soon as its MMAs complete
+constexpr int kStages = 2;                       // two K slice buffers, each refilled as soon as its MMAs complete
 // The output tile is stored as boxes of 64 columns: a SW128 box row is at most 128 bytes.
 constexpr int kStoreCols = 64;
 constexpr int kStoreBoxes = kTileN / kStoreCols;
@@ -61,10 +61,10 @@ constexpr uint32_t kReleaseArrivals = kThreads / kWarpSize;
 // Every tile is rows x 128 bytes in the SW128 layout and starts on a 1024-byte boundary (the
 // swizzle pattern repeats every 8 rows = 1024 bytes; TMA and the descriptors assume it).
 struct alignas(1024) SharedStorage {
-  __half a[kStages][kTileM * kTileK];          // 2 x 16 KB, written by TMA
-  __half b[kStages][kTileN * kTileK];          // 2 x 16 KB, written by TMA
-  uint64_t full[kStages];                      // mbarrier: the stage's K slice has landed
-  uint64_t empty[kStages];                     // mbarrier: the stage's consumers are done with it
+  __half a[kStages][kTileM * kTileK];  // 2 x 16 KB, written by TMA
+  __half b[kStages][kTileN * kTileK];  // 2 x 16 KB, written by TMA
+  uint64_t full[kStages];              // mbarrier: the stage's K slice has landed
+  uint64_t empty[kStages];             // mbarrier: the stage's consumers are done with it
 };
 static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b[0]) % 1024 == 0,
               "every tile must start on a 1024-byte boundary");
@@ -77,9 +77,8 @@ static_assert(sizeof(SharedStorage::a) == kStoreBoxes * kTileM * kStoreCols * si
 
 // Loads K slice `k_slice` of the tile at (m0, n0) into the producer's next stage, once that stage is
 // free, and moves the producer on. One thread.
-__device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kStages>& write,
-                                           const CUtensorMap* map_a, const CUtensorMap* map_b, int64_t m0,
-                                           int64_t n0, int64_t k_slice) {
+__device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kStages>& write, const CUtensorMap* map_a,
+                                           const CUtensorMap* map_b, int64_t m0, int64_t n0, int64_t k_slice) {
   // BEGIN SOLUTION step05: wait on empty[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
   mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer"});
   // END SOLUTION step05
@@ -149,8 +148,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int k = 0; k < kTileK / kWgmmaK; ++k) {
         const uint32_t k_bytes = k * kWgmmaK * sizeof(__half);  // 32 B per k16 slice
-        const uint64_t a_desc =
-            make_wgmma_desc_k_sw128(smem_addr(smem.a[read.stage]) + h * kWgmmaM * 128 + k_bytes);
+        const uint64_t a_desc = make_wgmma_desc_k_sw128(smem_addr(smem.a[read.stage]) + h * kWgmmaM * 128 + k_bytes);
         const uint64_t b_desc = make_wgmma_desc_k_sw128(smem_addr(smem.b[read.stage]) + k_bytes);
         wgmma_f32_f16_ss<kTileN>(acc[h], a_desc, b_desc, /*accumulate=*/ks > 0 || k > 0);
       }

@@ -68,12 +68,12 @@ constexpr int kGroupM = 16;
 // Every tile is rows x 128 bytes in the SW128 layout and starts on a 1024-byte boundary (the
 // swizzle pattern repeats every 8 rows = 1024 bytes; TMA and the descriptors assume it).
 struct alignas(1024) SharedStorage {
-  __half a[kStages][kTileM * kTileK];          // 2 x 16 KB, written by TMA
-  __half b[kStages][kTileN * kTileK];          // 2 x 16 KB, written by TMA
-  uint64_t full[kStages];                      // mbarrier: the stage's K slice has landed
-  uint64_t empty[kStages];                     // mbarrier: the MMAs reading the stage completed
-  uint64_t acc_ready;                          // mbarrier: every MMA of the tile completed
-  uint32_t tmem_base;                          // tcgen05.alloc writes the accumulator's address here
+  __half a[kStages][kTileM * kTileK];  // 2 x 16 KB, written by TMA
+  __half b[kStages][kTileN * kTileK];  // 2 x 16 KB, written by TMA
+  uint64_t full[kStages];              // mbarrier: the stage's K slice has landed
+  uint64_t empty[kStages];             // mbarrier: the MMAs reading the stage completed
+  uint64_t acc_ready;                  // mbarrier: every MMA of the tile completed
+  uint32_t tmem_base;                  // tcgen05.alloc writes the accumulator's address here
 };
 static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b[0]) % 1024 == 0,
               "every tile must start on a 1024-byte boundary");
@@ -93,9 +93,8 @@ __device__ uint32_t pack_half2(uint32_t lo, uint32_t hi) {
 
 // Loads K slice `k_slice` of the tile at (m0, n0) into the producer's next stage, once that stage is
 // free, and moves the producer on. One thread.
-__device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kStages>& write,
-                                           const CUtensorMap* map_a, const CUtensorMap* map_b, int64_t m0,
-                                           int64_t n0, int64_t k_slice) {
+__device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kStages>& write, const CUtensorMap* map_a,
+                                           const CUtensorMap* map_b, int64_t m0, int64_t n0, int64_t k_slice) {
   // BEGIN SOLUTION step05: wait on empty[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
   mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer"});
   // END SOLUTION step05
@@ -159,10 +158,11 @@ __global__ void __launch_bounds__(kThreads)
 
   WorkCursor cursor = sched.begin(blockIdx.x, gridDim.x);  // this CTA's first work unit
   // Prefetch: fill every stage with the first tile's slices before the first MMA.
-  if (threadIdx.x == 0 && cursor.valid()) prefetch_tile(smem, write, &map_a, &map_b, sched.tile(cursor.unit, 0), k_slices);
+  if (threadIdx.x == 0 && cursor.valid())
+    prefetch_tile(smem, write, &map_a, &map_b, sched.tile(cursor.unit, 0), k_slices);
 
   for (int64_t local = 0; cursor.valid(); cursor.advance(), ++local) {  // local: this CTA's tile count
-    int64_t m0 = 0, n0 = 0;  // the tile's first row and column
+    int64_t m0 = 0, n0 = 0;                                             // the tile's first row and column
     // BEGIN SOLUTION step06: this unit's tile is sched.tile(cursor.unit, 0) (cluster_m = 1: every CTA is rank 0 of its own cluster); its origin is (tile.m * 128, tile.n * 128), 64-bit.
     const Tile tile = sched.tile(cursor.unit, 0);
     m0 = tile.m * kTileM;
@@ -174,6 +174,7 @@ __global__ void __launch_bounds__(kThreads)
         // BEGIN SOLUTION step05: wait on full[read.stage] with the consumer's parity, read.full_parity(); then tcgen05.fence::after_thread_sync.
         mbarrier_wait(&smem.full[read.stage], read.full_parity(), WaitTag{"full", "mma"});
         tcgen05_fence_after_thread_sync();  // orders the MMAs below after the wait
+
         // END SOLUTION step05
 
         // BEGIN SOLUTION step02: enable_input_d is false only for the tile's very first MMA (first K slice, first k16 step).

@@ -179,8 +179,9 @@ TEST(BadTrack, UnsupportedGpu) {
     const TrackSelection s = select_track(major, minor, TrackRequest::automatic, step_info());
     EXPECT_FALSE(s.status.ok());
     EXPECT_EQ(s.launcher, nullptr);
-    EXPECT_NE(s.status.message().find("no track for this GPU (sm_" + std::to_string(major) + std::to_string(minor) + ")"),
-              std::string::npos)
+    EXPECT_NE(
+        s.status.message().find("no track for this GPU (sm_" + std::to_string(major) + std::to_string(minor) + ")"),
+        std::string::npos)
         << s.status.message();
   }
 }

@@ -59,20 +59,20 @@ TEST(BlackwellIdesc, WorkedValuesBf16) {
 
 TEST(BlackwellIdesc, FieldByField) {
   const uint32_t d = make_idesc_f16(2, 256, 256);
-  EXPECT_EQ(bits(d, 0, 1), 0u);    // sparsity selector
-  EXPECT_EQ(bits(d, 2, 2), 0u);    // dense
-  EXPECT_EQ(bits(d, 3, 3), 0u);    // no saturate
-  EXPECT_EQ(bits(d, 4, 5), 1u);    // dtype F32
-  EXPECT_EQ(bits(d, 6, 6), 0u);    // reserved
-  EXPECT_EQ(bits(d, 7, 9), 0u);    // atype F16
-  EXPECT_EQ(bits(d, 10, 12), 0u);  // btype F16
-  EXPECT_EQ(bits(d, 13, 14), 0u);  // no negation
-  EXPECT_EQ(bits(d, 15, 15), 0u);  // A K-major
-  EXPECT_EQ(bits(d, 16, 16), 0u);  // B K-major
+  EXPECT_EQ(bits(d, 0, 1), 0u);     // sparsity selector
+  EXPECT_EQ(bits(d, 2, 2), 0u);     // dense
+  EXPECT_EQ(bits(d, 3, 3), 0u);     // no saturate
+  EXPECT_EQ(bits(d, 4, 5), 1u);     // dtype F32
+  EXPECT_EQ(bits(d, 6, 6), 0u);     // reserved
+  EXPECT_EQ(bits(d, 7, 9), 0u);     // atype F16
+  EXPECT_EQ(bits(d, 10, 12), 0u);   // btype F16
+  EXPECT_EQ(bits(d, 13, 14), 0u);   // no negation
+  EXPECT_EQ(bits(d, 15, 15), 0u);   // A K-major
+  EXPECT_EQ(bits(d, 16, 16), 0u);   // B K-major
   EXPECT_EQ(bits(d, 17, 22), 32u);  // N >> 3 = 256 / 8
-  EXPECT_EQ(bits(d, 23, 23), 0u);  // reserved
+  EXPECT_EQ(bits(d, 23, 23), 0u);   // reserved
   EXPECT_EQ(bits(d, 24, 28), 16u);  // M >> 4 = 256 / 16
-  EXPECT_EQ(bits(d, 29, 31), 0u);  // reserved, no .ws max shift
+  EXPECT_EQ(bits(d, 29, 31), 0u);   // reserved, no .ws max shift
 
   const uint32_t b = make_idesc_f16(1, 64, 8, MmaInput::bf16);
   EXPECT_EQ(bits(b, 7, 9), 1u);    // atype BF16
@@ -94,7 +94,7 @@ TEST(BlackwellIdesc, ShapeRules) {
   EXPECT_FALSE(idesc_f16_shape_ok(1, 128, 120));  // not a multiple of 16
   EXPECT_FALSE(idesc_f16_shape_ok(1, 64, 12));    // not a multiple of 8
   EXPECT_FALSE(idesc_f16_shape_ok(1, 64, 0));
-  EXPECT_FALSE(idesc_f16_shape_ok(1, 64, 264));   // above 256
+  EXPECT_FALSE(idesc_f16_shape_ok(1, 64, 264));  // above 256
   EXPECT_FALSE(idesc_f16_shape_ok(1, 128, 272));
   EXPECT_FALSE(idesc_f16_shape_ok(1, 128, -16));
   EXPECT_FALSE(idesc_f16_shape_ok(1, 256, 128));  // M = 256 needs the CTA pair
@@ -118,7 +118,9 @@ TEST(BlackwellIdesc, ShapeRules) {
 // An illegal shape in a constant expression does not compile: make_idesc_f16 then reaches a
 // non-constexpr function, so it is no constant and cannot be a template argument.
 template <int G, int M, int N>
-concept IdescIsConstant = requires { typename std::integral_constant<uint32_t, make_idesc_f16(G, M, N)>; };
+concept IdescIsConstant = requires {
+  typename std::integral_constant<uint32_t, make_idesc_f16(G, M, N)>;
+};
 static_assert(IdescIsConstant<1, 128, 128>);
 static_assert(IdescIsConstant<2, 256, 256>);
 static_assert(!IdescIsConstant<1, 128, 120>);
@@ -127,12 +129,13 @@ static_assert(!IdescIsConstant<2, 256, 8>);
 static_assert(!IdescIsConstant<2, 64, 128>);
 
 template <uint32_t Lbo, uint32_t Sbo>
-concept SmemDescIsConstant =
-    requires { typename std::integral_constant<uint64_t, make_smem_desc(0x400, Lbo, Sbo, SmemLayout::swizzle_128b)>; };
+concept SmemDescIsConstant = requires {
+  typename std::integral_constant<uint64_t, make_smem_desc(0x400, Lbo, Sbo, SmemLayout::swizzle_128b)>;
+};
 static_assert(SmemDescIsConstant<16, 1024>);
-static_assert(!SmemDescIsConstant<8, 1024>);        // LBO not a multiple of 16
-static_assert(!SmemDescIsConstant<16, 1000>);       // SBO not a multiple of 16
-static_assert(!SmemDescIsConstant<16, 1u << 18>);   // SBO does not fit 14 bits after >> 4
+static_assert(!SmemDescIsConstant<8, 1024>);       // LBO not a multiple of 16
+static_assert(!SmemDescIsConstant<16, 1000>);      // SBO not a multiple of 16
+static_assert(!SmemDescIsConstant<16, 1u << 18>);  // SBO does not fit 14 bits after >> 4
 
 // ---------------------------------------------------------------------------------------------
 // Shared-memory descriptor (sm100).
@@ -181,10 +184,10 @@ TEST(BlackwellSmemDesc, FieldByField) {
   EXPECT_EQ(bits(d, 32, 45), 64ull);    // SBO 1024 B >> 4
   EXPECT_EQ(bits(d, 46, 48), 1ull);     // fixed constant 0b001 (bit 46 set)
   EXPECT_EQ(bits(d, 46, 46), 1ull);
-  EXPECT_EQ(bits(d, 49, 51), 0ull);     // base offset 0
-  EXPECT_EQ(bits(d, 52, 52), 0ull);     // LBO mode: relative
-  EXPECT_EQ(bits(d, 53, 60), 0ull);     // fixed 0
-  EXPECT_EQ(bits(d, 61, 63), 2ull);     // SWIZZLE_128B
+  EXPECT_EQ(bits(d, 49, 51), 0ull);  // base offset 0
+  EXPECT_EQ(bits(d, 52, 52), 0ull);  // LBO mode: relative
+  EXPECT_EQ(bits(d, 53, 60), 0ull);  // fixed 0
+  EXPECT_EQ(bits(d, 61, 63), 2ull);  // SWIZZLE_128B
 }
 
 TEST(BlackwellSmemDesc, LayoutCodes) {

@@ -22,9 +22,7 @@ std::vector<float> floats(const std::vector<__half>& hs) {
   return out;
 }
 
-TEST(CpuReference, OneByOne) {
-  EXPECT_EQ(floats(cpu_gemm(halves({2}), halves({3}), 1, 1, 1)), std::vector<float>{6});
-}
+TEST(CpuReference, OneByOne) { EXPECT_EQ(floats(cpu_gemm(halves({2}), halves({3}), 1, 1, 1)), std::vector<float>{6}); }
 
 TEST(CpuReference, BIsTransposed) {
   // A = [1 2; 3 4], B = [5 6; 7 8] (rows of B are columns of B^T):
@@ -65,9 +63,7 @@ TEST(CpuReference, SameResultForAnyThreadCount) {
   for (unsigned threads : {2u, 7u, 64u}) EXPECT_EQ(floats(cpu_gemm(a, b, m, n, k, threads)), one) << threads;
 }
 
-TEST(CpuReference, RefusesMismatchedSizes) {
-  EXPECT_THROW(cpu_gemm(halves({1, 2}), halves({1, 2}), 2, 1, 2), Error);
-}
+TEST(CpuReference, RefusesMismatchedSizes) { EXPECT_THROW(cpu_gemm(halves({1, 2}), halves({1, 2}), 2, 1, 2), Error); }
 
 }  // namespace
 }  // namespace gemm

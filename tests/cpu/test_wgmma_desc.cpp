@@ -50,14 +50,12 @@ TEST(WgmmaFragment, HandWorkedValues) {
   };
   // row = 16*(t/32) + (t%32)/4 + 8*((i>>1)&1),  col = 8*(i>>2) + 2*(t%4) + (i&1)
   const Case cases[] = {
-      {0, 0, 0, 0},    // thread 0: regs 0, 1 are a column pair of row 0
-      {0, 1, 0, 1},
-      {0, 2, 8, 0},    // regs 2, 3: the same columns 8 rows down
-      {0, 3, 8, 1},
-      {5, 0, 1, 2},    // lane 5: row 5/4 = 1, col 2*(5%4) = 2
-      {32, 4, 16, 8},  // warp 1 lane 0 reg 4: row 16*1, col 8*(4>>2) = 8
-      {127, 63, 63, 127},  // the last thread's last register of m64n128: the tile's far corner
-      {127, 127, 63, 255},  // ... and of m64n256
+      {0, 0, 0, 0},                       // thread 0: regs 0, 1 are a column pair of row 0
+      {0, 1, 0, 1},        {0, 2, 8, 0},  // regs 2, 3: the same columns 8 rows down
+      {0, 3, 8, 1},        {5, 0, 1, 2},  // lane 5: row 5/4 = 1, col 2*(5%4) = 2
+      {32, 4, 16, 8},                     // warp 1 lane 0 reg 4: row 16*1, col 8*(4>>2) = 8
+      {127, 63, 63, 127},                 // the last thread's last register of m64n128: the tile's far corner
+      {127, 127, 63, 255},                // ... and of m64n256
   };
   for (const Case& c : cases) {
     EXPECT_EQ(wgmma_acc_row(c.t, c.i), c.row) << "thread " << c.t << " reg " << c.i;

@@ -72,7 +72,8 @@ std::vector<Case> cases() {
     };
     if (bw)
       add("missing_wait", Bug::missing_wait, kOneSlice,
-          {"tcgen05.ld of TMEM an MMA is still writing", "the wait on the mbarrier its tcgen05.commit arrives on is missing"});
+          {"tcgen05.ld of TMEM an MMA is still writing",
+           "the wait on the mbarrier its tcgen05.commit arrives on is missing"});
     else
       add("missing_wait", Bug::missing_wait, kOneSlice,
           {"wgmma accumulators not waited for", "a wait that covers the last wgmma group is missing"});
@@ -106,8 +107,8 @@ std::vector<Case> cases() {
       add("alloc_not_pow2", Bug::alloc_not_pow2, kTwoTiles,
           {"TMEM allocation", "tcgen05.alloc of 96 columns: the count must be a power of 2 from 32 to 512"});
       add("alloc_one_thread", Bug::alloc_one_thread, kTwoTiles,
-          {"deadlock:", "tcgen05.alloc (.sync.aligned): 1 of 32 threads arrived",
-           "was reached by lane 0 only", "must be executed by every thread of the warp"});
+          {"deadlock:", "tcgen05.alloc (.sync.aligned): 1 of 32 threads arrived", "was reached by lane 0 only",
+           "must be executed by every thread of the warp"});
       add("mixed_cta_group", Bug::mixed_cta_group, kTwoTiles,
           {"mixed cta_group in one kernel", "tcgen05.commit with cta_group::2"});
       add("dealloc_outstanding_ld", Bug::dealloc_outstanding_ld, kTwoTiles,
@@ -134,13 +135,14 @@ class Broken : public ::testing::TestWithParam<Case> {};
 
 TEST_P(Broken, FailsWithItsRule) {
   const Case& c = GetParam();
-  const Outcome out = run([&](const Problem& p) { return c.blackwell ? broken::blackwell(c.bug, p) : broken::hopper(c.bug, p); },
-                          c.shape);
-  ASSERT_FALSE(out.status.ok()) << "the broken kernel ran without a failure; D " << (out.matched ? "matched" : "differed")
-                                << ": " << out.summary;
+  const Outcome out = run(
+      [&](const Problem& p) { return c.blackwell ? broken::blackwell(c.bug, p) : broken::hopper(c.bug, p); }, c.shape);
+  ASSERT_FALSE(out.status.ok()) << "the broken kernel ran without a failure; D "
+                                << (out.matched ? "matched" : "differed") << ": " << out.summary;
   if (std::getenv("GEMM_EMU_SHOW")) std::printf("--- %s\n%s\n", c.name, out.status.message().c_str());
   for (const std::string& e : c.expect)
-    EXPECT_NE(out.status.message().find(e), std::string::npos) << "expected \"" << e << "\" in:\n" << out.status.message();
+    EXPECT_NE(out.status.message().find(e), std::string::npos) << "expected \"" << e << "\" in:\n"
+                                                               << out.status.message();
   EXPECT_EQ(out.status.message().rfind("emulator: ", 0), 0u) << out.status.message();
   EXPECT_NE(out.status.message().find("\n  replay: --emu-seed 1"), std::string::npos) << out.status.message();
 }

@@ -124,7 +124,8 @@ __global__ void tma_load_kernel(const __grid_constant__ CUtensorMap map, int32_t
 
 __global__ void tma_store_kernel(const __grid_constant__ CUtensorMap map, int32_t c0, int32_t c1) {
   BoxStorage& s = dynamic_smem<BoxStorage>();
-  for (int i = threadIdx.x; i < 64 * 64; i += blockDim.x) at(s.box, i / 64, i % 64) = __float2half(static_cast<float>(i));
+  for (int i = threadIdx.x; i < 64 * 64; i += blockDim.x)
+    at(s.box, i / 64, i % 64) = __float2half(static_cast<float>(i));
   fence_proxy_async_shared();
   __syncthreads();
   if (threadIdx.x == 0) {

@@ -21,8 +21,8 @@
 #include "harness/reference.h"
 #include "harness/run.h"
 #include "harness/seed.h"
-#include "tests/step_under_test.h"
 #include "tests/driver_run.h"
+#include "tests/step_under_test.h"
 
 namespace gemm {
 namespace {
@@ -48,12 +48,9 @@ std::string seed_note() {
 
 std::vector<Problem> shapes_for(Contract contract) {
   switch (contract) {
-    case Contract::single_tile:
-      return {{128, 128, 64}};
-    case Contract::k_loop:
-      return {{128, 128, 64}, {128, 128, 192}};
-    case Contract::general:
-      break;
+    case Contract::single_tile: return {{128, 128, 64}};
+    case Contract::k_loop: return {{128, 128, 64}, {128, 128, 192}};
+    case Contract::general: break;
   }
   return {
       {128, 128, 64},   // one tile
@@ -132,9 +129,9 @@ TEST(EmuStepDriver, RunsBothTracksOnTheEmulator) {
   const std::string seed = std::to_string(emu_seed());
   const Problem shape = shapes_for(step_info().contract()).back();
   const std::string m = std::to_string(shape.m), n = std::to_string(shape.n), k = std::to_string(shape.k);
-  const test::DriverRun r = test::run_driver(
-      step_info(), {"--device", "emu", "--exact", "--m", m.c_str(), "--n", n.c_str(), "--k", k.c_str(), "--emu-seed",
-                    seed.c_str(), "--emu-sms", "2"});
+  const test::DriverRun r =
+      test::run_driver(step_info(), {"--device", "emu", "--exact", "--m", m.c_str(), "--n", n.c_str(), "--k", k.c_str(),
+                                     "--emu-seed", seed.c_str(), "--emu-sms", "2"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("hopper track, emulated\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("blackwell track, emulated\n"), std::string::npos) << r.out;
@@ -150,9 +147,9 @@ TEST(EmuStepDriver, DumpsD) {
   const Problem shape = shapes_for(step_info().contract()).front();
   const std::string m = std::to_string(shape.m), n = std::to_string(shape.n), k = std::to_string(shape.k);
   const std::string path = ::testing::TempDir() + "emu_dump_d.bin";
-  const test::DriverRun r = test::run_driver(step_info(), {"--device", "emu", "--track", "blackwell", "--exact", "--m",
-                                                           m.c_str(), "--n", n.c_str(), "--k", k.c_str(), "--dump-d",
-                                                           path.c_str()});
+  const test::DriverRun r =
+      test::run_driver(step_info(), {"--device", "emu", "--track", "blackwell", "--exact", "--m", m.c_str(), "--n",
+                                     n.c_str(), "--k", k.c_str(), "--dump-d", path.c_str()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   std::FILE* f = std::fopen(path.c_str(), "rb");
   ASSERT_NE(f, nullptr);

@@ -20,8 +20,10 @@ namespace {
 // 16-byte chunk c of row r lands at chunk c ^ (r % 8).
 TEST(Swizzle, WhereA16ByteChunkLands) {
   const uint32_t atom = 0x8400;  // a 1024-byte aligned tile start
-  struct { uint32_t row, chunk, offset; } cases[] = {
-      {0, 0, 0},                       // row 0 is not permuted
+  struct {
+    uint32_t row, chunk, offset;
+  } cases[] = {
+      {0, 0, 0},  // row 0 is not permuted
       {0, 5, 5 * 16},
       {1, 2, 128 + (0x2 ^ 0x1) * 16},  // = 176
       {5, 3, 5 * 128 + (3 ^ 5) * 16},  // = 736
@@ -123,7 +125,10 @@ TEST(Sm100Desc, RejectsWhatThePtxIsaForbids) {
     EXPECT_FALSE(bad.ok) << code;
     EXPECT_NE(bad.error.find("swizzle code " + std::to_string(code)), std::string::npos) << bad.error;
   }
-  const struct { uint64_t code; Layout layout; } good[] = {{0, Layout::none}, {2, Layout::sw128}, {4, Layout::sw64}, {6, Layout::sw32}};
+  const struct {
+    uint64_t code;
+    Layout layout;
+  } good[] = {{0, Layout::none}, {2, Layout::sw128}, {4, Layout::sw64}, {6, Layout::sw32}};
   for (const auto& g : good) {
     const DescDecode r = decode_sm100_desc((d & ~(uint64_t{7} << 61)) | (g.code << 61));
     EXPECT_TRUE(r.ok) << g.code << ": " << r.error;
@@ -140,7 +145,10 @@ TEST(Sm100Desc, RejectsWhatThePtxIsaForbids) {
 // --- the tcgen05 instruction descriptor -----------------------------------------------------
 // The worked values of docs/blackwell.md, "The instruction descriptor".
 TEST(Idesc, DecodesWorkedValues) {
-  const struct { uint32_t idesc; int cta_group, m, n, type; } cases[] = {
+  const struct {
+    uint32_t idesc;
+    int cta_group, m, n, type;
+  } cases[] = {
       {0x08200010, 1, 128, 128, 0}, {0x08400010, 1, 128, 256, 0}, {0x10200010, 2, 256, 128, 0},
       {0x10400010, 2, 256, 256, 0}, {0x08200490, 1, 128, 128, 1}, {0x10400490, 2, 256, 256, 1},
   };
@@ -152,13 +160,15 @@ TEST(Idesc, DecodesWorkedValues) {
     EXPECT_EQ(r.idesc.atype, c.type);
     EXPECT_EQ(r.idesc.btype, c.type);
     EXPECT_EQ(r.idesc.dtype, 1);
-    EXPECT_EQ(c.idesc, blackwell::make_idesc_f16(c.cta_group, c.m, c.n, c.type ? blackwell::MmaInput::bf16
-                                                                                : blackwell::MmaInput::f16));
+    EXPECT_EQ(c.idesc, blackwell::make_idesc_f16(c.cta_group, c.m, c.n,
+                                                 c.type ? blackwell::MmaInput::bf16 : blackwell::MmaInput::f16));
   }
 }
 
 TEST(Idesc, RejectsIllegalShapesAndBits) {
-  auto idesc = [](int m, int n) { return (1u << 4) | (static_cast<uint32_t>(n >> 3) << 17) | (static_cast<uint32_t>(m >> 4) << 24); };
+  auto idesc = [](int m, int n) {
+    return (1u << 4) | (static_cast<uint32_t>(n >> 3) << 17) | (static_cast<uint32_t>(m >> 4) << 24);
+  };
   EXPECT_FALSE(decode_idesc_f16(idesc(128, 120), 1).ok) << "M128 needs N % 16 == 0";
   EXPECT_FALSE(decode_idesc_f16(idesc(256, 128), 1).ok) << "M256 is cta_group::2 only";
   EXPECT_FALSE(decode_idesc_f16(idesc(128, 8), 2).ok) << "cta_group::2 needs N >= 16";
@@ -186,9 +196,11 @@ TEST(Idesc, RejectsIllegalShapesAndBits) {
 // lane l holds row l/4 (and +8) and columns 2(l%4), +1 of every 8-column group; registers go
 // (r, c), (r, c+1), (r+8, c), (r+8, c+1), then the next 8 columns.
 TEST(WgmmaFragment, HandWorked) {
-  const struct { int t, i, row, col; } cases[] = {
-      {0, 0, 0, 0},     {0, 1, 0, 1},    {0, 2, 8, 0},     {0, 3, 8, 1}, {0, 4, 0, 8},
-      {5, 0, 1, 2},     {37, 0, 17, 2},  {127, 63, 63, 127}, {64, 6, 40, 8},
+  const struct {
+    int t, i, row, col;
+  } cases[] = {
+      {0, 0, 0, 0}, {0, 1, 0, 1},   {0, 2, 8, 0},       {0, 3, 8, 1},   {0, 4, 0, 8},
+      {5, 0, 1, 2}, {37, 0, 17, 2}, {127, 63, 63, 127}, {64, 6, 40, 8},
   };
   for (const auto& c : cases) {
     const FragPos p = wgmma_acc_pos(c.t, c.i);

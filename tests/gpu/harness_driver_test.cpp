@@ -53,8 +53,8 @@ TEST_F(DriverGpu, CublasAsTheStepMatchesAndIsTimed) {
 }
 
 TEST_F(DriverGpu, ExactModeChecksAgainstTheCpuReference) {
-  const DriverRun r = run_driver(stand_in(&cublas_step), {"--m=64", "--n=64", "--k=512", "--exact", "--seed=9",
-                                                          "--iters=1"});
+  const DriverRun r =
+      run_driver(stand_in(&cublas_step), {"--m=64", "--n=64", "--k=512", "--exact", "--seed=9", "--iters=1"});
   EXPECT_EQ(r.exit_code, kExitMatch) << r.out << r.err;
   EXPECT_TRUE(contains(r.out, "\ninputs:         exact mode, seed 9\n")) << r.out;
   EXPECT_TRUE(contains(r.out, "max abs err:    0.000e+00 (vs CPU reference)\n")) << r.out;

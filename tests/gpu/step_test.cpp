@@ -23,7 +23,6 @@
 namespace gemm {
 namespace {
 
-
 uint64_t test_seed() {
   static const uint64_t seed = seed_from_env("GEMM_TEST_SEED");
   return seed;
@@ -36,18 +35,15 @@ std::string seed_note() {
 // The shapes each contract is tested on (docs/design.md, "The shape contract").
 std::vector<Shape> shapes_for(Contract contract) {
   switch (contract) {
-    case Contract::single_tile:
-      return {{128, 128, 64}};
-    case Contract::k_loop:
-      return {{128, 128, 64}, {128, 128, 512}, {128, 128, 1024}};
-    case Contract::general:
-      break;
+    case Contract::single_tile: return {{128, 128, 64}};
+    case Contract::k_loop: return {{128, 128, 64}, {128, 128, 512}, {128, 128, 1024}};
+    case Contract::general: break;
   }
   return {
-      {256, 256, 256},  {512, 512, 512},                     // square
-      {384, 128, 512},  {128, 640, 192}, {1024, 256, 64},    // non-square, whole tiles
-      {200, 136, 72},   {1, 8, 8},       {333, 264, 520},    // ragged: M not a multiple of 128, N and K
-      {130, 392, 1000}, {1000, 1000, 1000},                  // multiples of 8 but not of the tile
+      {256, 256, 256},  {512, 512, 512},                      // square
+      {384, 128, 512},  {128, 640, 192},    {1024, 256, 64},  // non-square, whole tiles
+      {200, 136, 72},   {1, 8, 8},          {333, 264, 520},  // ragged: M not a multiple of 128, N and K
+      {130, 392, 1000}, {1000, 1000, 1000},                   // multiples of 8 but not of the tile
   };
 }
 

@@ -18,7 +18,6 @@
 namespace gemm {
 namespace {
 
-
 constexpr size_t kGiB = size_t{1} << 30;
 constexpr size_t kNeedGpuBytes = 16 * kGiB;
 constexpr size_t kNeedHostBytes = 16 * kGiB;

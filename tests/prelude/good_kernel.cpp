@@ -2,7 +2,9 @@
 #include "common/emu/prelude.h"
 #include "common/launch.cuh"
 #include "common/smem.cuh"
-struct alignas(1024) Storage { float x[256]; };
+struct alignas(1024) Storage {
+  float x[256];
+};
 __global__ void __launch_bounds__(128, 1) kernel(float* out) {
   Storage& s = gemm::dynamic_smem<Storage>();
   s.x[threadIdx.x] = static_cast<float>(blockIdx.x * blockDim.x + threadIdx.x);

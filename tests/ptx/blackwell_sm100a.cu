@@ -109,7 +109,11 @@ __device__ void check_tcgen05(uint32_t* out, uint32_t x) {
   if (warp_id() == 0) tmem_dealloc<CtaGroup, kColumns>(tmem_base);
 }
 
-__global__ void __launch_bounds__(128) cta_group1_kernel(uint32_t* out, uint32_t x) { check_tcgen05<1, 128, 256>(out, x); }
-__global__ void __launch_bounds__(128) cta_group2_kernel(uint32_t* out, uint32_t x) { check_tcgen05<2, 256, 256>(out, x); }
+__global__ void __launch_bounds__(128) cta_group1_kernel(uint32_t* out, uint32_t x) {
+  check_tcgen05<1, 128, 256>(out, x);
+}
+__global__ void __launch_bounds__(128) cta_group2_kernel(uint32_t* out, uint32_t x) {
+  check_tcgen05<2, 256, 256>(out, x);
+}
 
 }  // namespace gemm::ptx_check

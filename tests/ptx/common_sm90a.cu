@@ -29,7 +29,7 @@
 namespace gemm::ptx_check {
 
 struct alignas(1024) TmaStorage {
-  __half tile[128 * 64];       // one SW128 operand box, 16 KB
+  __half tile[128 * 64];        // one SW128 operand box, 16 KB
   __half tile3d[2 * 128 * 64];  // a 3D box: two 64-wide K atoms of 128 rows
   uint64_t full;
   uint64_t empty;
@@ -61,7 +61,8 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128, 1)
     tma_load_2d(s.tile, &map, &s.full, 0, static_cast<int32_t>(t.m * 128));
     tma_load_3d(s.tile3d, &map3d, &s.full, 0, static_cast<int32_t>(t.m * 128), 0);
     tma_load_2d_multicast(s.tile, &map, &s.full, 64, static_cast<int32_t>(t.n * 128), uint16_t{0x3});
-    tma_load_2d_multicast(s.tile, &map, &s.full, 64, static_cast<int32_t>(t.n * 128), static_cast<uint16_t>(1u << rank));
+    tma_load_2d_multicast(s.tile, &map, &s.full, 64, static_cast<int32_t>(t.n * 128),
+                          static_cast<uint16_t>(1u << rank));
   }
   mbarrier_wait(&s.full, pipe.full_parity(), WaitTag{"full", "consumer"});
   const bool passed = mbarrier_try_wait_parity(&s.full, pipe.full_parity());

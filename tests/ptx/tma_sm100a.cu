@@ -15,10 +15,10 @@
 namespace gemm::ptx_check {
 
 struct alignas(1024) PairStorage {
-  __half a[128 * 64];     // this CTA's 128 rows of A
-  __half b[128 * 64];     // this CTA's half of B
+  __half a[128 * 64];  // this CTA's 128 rows of A
+  __half b[128 * 64];  // this CTA's half of B
   __half a3d[2 * 128 * 64];
-  uint64_t full;          // used on the leader only: both CTAs' bytes complete here
+  uint64_t full;  // used on the leader only: both CTAs' bytes complete here
 };
 
 static_assert(kCtaPairPeerBitMask == 0xFEFFFFFFu, "docs/blackwell.md, CTA pairs: bit 24 selects the pair's CTA");

@@ -28,7 +28,6 @@
 namespace gemm {
 namespace {
 
-
 #if GEMM_SWEEP_EMU
 constexpr bool kEmu = true;
 constexpr int kRandomCases = 3;
@@ -50,7 +49,9 @@ std::mt19937_64 generator(int index) {
                     static_cast<uint32_t>(index), static_cast<uint32_t>(step_info().number)};
   return std::mt19937_64(seq);
 }
-int64_t uniform(std::mt19937_64& g, int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(g); }
+int64_t uniform(std::mt19937_64& g, int64_t lo, int64_t hi) {
+  return std::uniform_int_distribution<int64_t>(lo, hi)(g);
+}
 int64_t multiple_of_8(std::mt19937_64& g, int64_t max) { return 8 * uniform(g, 1, max / 8); }
 
 enum class Kind { random_float, random_exact, one_by_8_by_8, one_row, thin };
@@ -127,8 +128,8 @@ TEST_P(Sweep, MatchesReference) {
     CpuReference cpu;
     Reference& reference = cublas_ ? reference_for(mode, *cublas_) : static_cast<Reference&>(cpu);
     for (const auto& [track, launcher] : launchers_) {
-      SCOPED_TRACE(std::string(track_name(track)) + " track, " + input_mode_name(mode) + " mode vs " + reference.name() +
-                   ", " + replay);
+      SCOPED_TRACE(std::string(track_name(track)) + " track, " + input_mode_name(mode) + " mode vs " +
+                   reference.name() + ", " + replay);
       ASSERT_NE(launcher, nullptr);
       const CheckOutcome out = run_and_check(*backend_, launcher, ops, reference);
       ASSERT_TRUE(out.status.ok()) << out.status.message();

@@ -39,7 +39,8 @@ __device__ void copy_tile(__half* tile, const __half* src, int64_t rows, int64_t
   for (int i = threadIdx.x; i < kTile * 8; i += blockDim.x) {
     const int row = i / 8, chunk = i % 8;
     uint4 v = make_uint4(0, 0, 0, 0);
-    if (row0 + row < rows && k0 + chunk * 8 < K) v = *reinterpret_cast<const uint4*>(src + (row0 + row) * K + k0 + chunk * 8);
+    if (row0 + row < rows && k0 + chunk * 8 < K)
+      v = *reinterpret_cast<const uint4*>(src + (row0 + row) * K + k0 + chunk * 8);
     *reinterpret_cast<uint4*>(reinterpret_cast<char*>(tile) + sw128_offset(row, chunk)) = v;
   }
 }
@@ -55,8 +56,8 @@ __global__ void __launch_bounds__(kThreads)
            const __half* B, __half* D, int64_t M, int64_t N, int64_t K) {
   SharedStorage& smem = dynamic_smem<SharedStorage>();
   constexpr bool kCopy = bug == Bug::misaligned_tile || bug == Bug::missing_proxy_fence;
-  __half* tile_a = bug == Bug::misaligned_tile ? reinterpret_cast<__half*>(reinterpret_cast<char*>(smem.a) + 128)
-                                               : smem.a;
+  __half* tile_a =
+      bug == Bug::misaligned_tile ? reinterpret_cast<__half*>(reinterpret_cast<char*>(smem.a) + 128) : smem.a;
   const int64_t tiles_m = (M + kTile - 1) / kTile;
   const int64_t m0 = (blockIdx.x % tiles_m) * kTile;
   const int64_t n0 = (blockIdx.x / tiles_m) * kTile;

@@ -23,18 +23,18 @@ enum class Bug {
   extra_arrival,        // a second thread also arrives (expect_tx) on the count-1 TMA barrier
   barrier_not_fenced,   // no fence.mbarrier_init after mbarrier.init
   // blackwell only
-  wrong_arrival_count,    // the MMA barrier is initialised with count 2; only the commit arrives
-  wrong_n,                // N = 64 in the instruction descriptor: half the accumulator is never written
-  illegal_n,              // N = 120 in the instruction descriptor: no such shape for M = 128
-  bit46_cleared,          // the sm100 shared-memory descriptor without its fixed bit 46
-  missing_tcgen05_fence,  // no tcgen05.fence::after_thread_sync between the MMA wait and tcgen05.ld
-  ld_outside_lanes,       // every warp reads TMEM lanes 0-31
-  alloc_not_pow2,         // tcgen05.alloc of 96 columns
-  alloc_one_thread,       // tcgen05.alloc by one thread instead of a whole warp
-  mixed_cta_group,        // tcgen05.commit with cta_group::2 in a cta_group::1 kernel
-  dealloc_outstanding_ld, // tcgen05.dealloc before tcgen05.wait::ld
-  no_dealloc,             // the CTA exits with its TMEM allocated
-  accumulate_first,       // enable_input_d is true for the first MMA: accumulates into unwritten TMEM
+  wrong_arrival_count,     // the MMA barrier is initialised with count 2; only the commit arrives
+  wrong_n,                 // N = 64 in the instruction descriptor: half the accumulator is never written
+  illegal_n,               // N = 120 in the instruction descriptor: no such shape for M = 128
+  bit46_cleared,           // the sm100 shared-memory descriptor without its fixed bit 46
+  missing_tcgen05_fence,   // no tcgen05.fence::after_thread_sync between the MMA wait and tcgen05.ld
+  ld_outside_lanes,        // every warp reads TMEM lanes 0-31
+  alloc_not_pow2,          // tcgen05.alloc of 96 columns
+  alloc_one_thread,        // tcgen05.alloc by one thread instead of a whole warp
+  mixed_cta_group,         // tcgen05.commit with cta_group::2 in a cta_group::1 kernel
+  dealloc_outstanding_ld,  // tcgen05.dealloc before tcgen05.wait::ld
+  no_dealloc,              // the CTA exits with its TMEM allocated
+  accumulate_first,        // enable_input_d is true for the first MMA: accumulates into unwritten TMEM
   // hopper only
   missing_wgmma_fence,  // no wgmma.fence before the first wgmma
   acc_touched,          // the accumulators are zeroed while the wgmmas on them are in flight
