@@ -32,6 +32,21 @@ inline constexpr uint32_t kTmemColumns = 512;
 // A legal tcgen05.alloc column count: a power of 2 in [32, 512].
 GEMM_HD constexpr bool tmem_alloc_columns_ok(uint32_t n) { return n >= 32 && n <= 512 && (n & (n - 1)) == 0; }
 
+// Shared memory per SM on the GPUs of the blackwell track (B200, GB200: 228 KB), of which the system
+// reserves 1 KB for each resident CTA.
+inline constexpr size_t kSmemPerSm = 228 * 1024;
+inline constexpr size_t kSmemReservedPerCta = 1024;
+
+// The dynamic shared memory a CTA that allocates `columns` TMEM columns should ask for (at least
+// `needed`) so that no more of its CTAs fit on an SM than TMEM has columns for. A CTA that finds
+// too few columns free spins in tcgen05.alloc until a CTA before it on the SM frees them.
+// 512 / columns CTAs fit, one more does not.
+GEMM_HD constexpr size_t tmem_limited_smem_bytes(size_t needed, uint32_t columns) {
+  const size_t max_ctas = kTmemColumns / columns;
+  const size_t least = kSmemPerSm / (max_ctas + 1) - kSmemReservedPerCta + 1;
+  return needed > least ? needed : least;
+}
+
 // The TMEM address `lane` lanes and `column` columns past `base` (an address tcgen05.alloc returned).
 GEMM_HD constexpr uint32_t tmem_addr(uint32_t base, uint32_t lane, uint32_t column) {
   return base + (lane << 16) + column;

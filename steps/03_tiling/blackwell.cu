@@ -177,7 +177,10 @@ __global__ void __launch_bounds__(kThreads)
   tcgen05_fence_before_thread_sync();
   __syncthreads();
   tcgen05_fence_after_thread_sync();
-  if (warp_id() == 0) tmem_dealloc<1, kTmemColumns>(tmem_acc);
+  if (warp_id() == 0) {
+    warp_sync();  // tcgen05.dealloc is .sync.aligned: the warp arrives at it together
+    tmem_dealloc<1, kTmemColumns>(tmem_acc);
+  }
 }
 
 Status run(const Problem& p, cudaStream_t stream) {
@@ -188,7 +191,10 @@ Status run(const Problem& p, cudaStream_t stream) {
   LaunchConfig cfg;
   cfg.grid = dim3(static_cast<unsigned>(tiles));
   cfg.block = dim3(kThreads);
-  cfg.smem_bytes = smem_bytes<SharedStorage>();
+  // This CTA needs ~33 KB of shared memory, so six would fit on an SM, but TMEM holds only four
+  // accumulators of kTmemColumns: a fifth CTA would spin in tcgen05.alloc until one of the four
+  // freed its columns. Asking for more shared memory keeps the SM at four.
+  cfg.smem_bytes = tmem_limited_smem_bytes(smem_bytes<SharedStorage>(), kTmemColumns);
   cfg.stream = stream;
   return launch(kernel, cfg, p.a, p.b, p.d, p.m, p.n, p.k);
 }

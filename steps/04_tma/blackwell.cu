@@ -207,8 +207,12 @@ __global__ void __launch_bounds__(kThreads)
   }
   // END SOLUTION step04
 
-  // Teardown: no thread reads the accumulator any more (the barrier above).
-  if (warp_id() == 0) tmem_dealloc<1, kTmemColumns>(tmem_acc);
+  // Teardown: no thread reads the accumulator any more (the barrier above). tcgen05.dealloc is
+  // .sync.aligned: lane 0 of warp 0 alone ran the store above, so the warp reconverges first.
+  if (warp_id() == 0) {
+    warp_sync();
+    tmem_dealloc<1, kTmemColumns>(tmem_acc);
+  }
 }
 
 Status run(const Problem& p, cudaStream_t stream) {

@@ -185,6 +185,13 @@ __global__ void __launch_bounds__(kThreads)
     // BEGIN SOLUTION step05: one more tcgen05.commit, to acc_ready: it arrives once every MMA of the tile has completed.
     tcgen05_commit<1>(&smem.acc_ready);
     // END SOLUTION step05
+    // The tail: the commits to empty of the last slices were never waited on (no load followed
+    // them). Their arrivals are asynchronous and must land before the CTA's barriers and TMEM go
+    // away: wait for the ring's next kStages positions (one that was never filled passes at once).
+    for (int s = 0; s < kStages; ++s) {
+      mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer tail"});
+      write.advance();
+    }
   }
   // BEGIN SOLUTION step05: every thread waits on acc_ready; it completes once per tile, so this is its phase 0 (parity 0).
   // Only the mbarrier tells that the MMAs have completed (a CTA barrier would prove only that
@@ -249,8 +256,13 @@ __global__ void __launch_bounds__(kThreads)
   }
   // END SOLUTION step04
 
-  // Teardown: no thread reads the accumulator any more (the barrier above).
-  if (warp_id() == 0) tmem_dealloc<1, kTmemColumns>(tmem_acc);
+  // Teardown: no thread reads the accumulator any more (the barrier above), and every commit has
+  // arrived (the tail). tcgen05.dealloc is .sync.aligned: lane 0 of warp 0 alone ran the store
+  // above, so the warp reconverges first.
+  if (warp_id() == 0) {
+    warp_sync();
+    tmem_dealloc<1, kTmemColumns>(tmem_acc);
+  }
 }
 
 Status run(const Problem& p, cudaStream_t stream) {

@@ -271,8 +271,23 @@ __global__ void __launch_bounds__(kThreads)
     // END SOLUTION step06
   }
 
-  // Teardown: no thread reads the accumulator any more (the barrier at the end of each tile).
-  if (warp_id() == 0) tmem_dealloc<1, kTmemColumns>(tmem_acc);
+  // The tail: the commits to empty of the last slices were never waited on (no load followed
+  // them). Their arrivals are asynchronous and must land before the CTA's barriers and TMEM go
+  // away: thread 0 waits for the ring's next kStages positions (one never filled passes at once).
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer tail"});
+      write.advance();
+    }
+  }
+
+  // Teardown: no thread reads the accumulator any more (the barrier at the end of each tile), and
+  // every commit has arrived (the tail). tcgen05.dealloc is .sync.aligned: lane 0 of warp 0 alone
+  // ran the store and the tail, so the warp reconverges first.
+  if (warp_id() == 0) {
+    warp_sync();
+    tmem_dealloc<1, kTmemColumns>(tmem_acc);
+  }
 }
 
 // The launcher with its two knobs exposed: `group_m`, the L2 group size, and `ctas`, the grid

@@ -244,6 +244,20 @@ TEST(BlackwellTmem, AllocColumns) {
   EXPECT_EQ(kTmemColumns, 512u);
 }
 
+TEST(BlackwellTmem, OccupancyBySharedMemory) {
+  // 228 KB = 233472 bytes of shared memory per SM, 1 KB reserved per CTA. 128 columns: TMEM holds
+  // 4 accumulators, so 5 CTAs must not fit: 5 (x + 1024) > 233472, x > 45670.4, x = 45671; then 4
+  // fit (4 x 46695 = 186780). 256 columns: 2 fit, 3 must not: 233472 / 3 = 77824, 77824 - 1023 =
+  // 76801. 512 columns: 233472 / 2 - 1023 = 115713.
+  EXPECT_EQ(tmem_limited_smem_bytes(33 * 1024, 128), 45671u);
+  EXPECT_GT(5 * (tmem_limited_smem_bytes(0, 128) + 1024), 233472u);
+  EXPECT_LE(4 * (tmem_limited_smem_bytes(0, 128) + 1024), 233472u);
+  EXPECT_EQ(tmem_limited_smem_bytes(0, 256), 76801u);
+  EXPECT_EQ(tmem_limited_smem_bytes(0, 512), 115713u);
+  // A CTA that already needs more keeps what it needs.
+  EXPECT_EQ(tmem_limited_smem_bytes(66 * 1024, 128), 66u * 1024);
+}
+
 TEST(BlackwellTmem, F32Bits) {
   // IEEE-754 binary32: 0x3F800000 = 1.0, 0xC0000000 = -2.0, 0x3EA00000 = 0.3125 (1.25 * 2^-2).
   EXPECT_EQ(tmem_f32(0x3F800000u), 1.0f);
