@@ -16,7 +16,7 @@ Every variant lives in namespace gemm::diag_<name>::hopper and gets, appended, w
 besides run(): resident(&ctas) (CTAs of its kernel resident on the GPU at once) and, for a *_trace
 variant, set_trace(records) (where its kernel writes the trace; null: nowhere).
 
-The build makes each one a target of its own (tools/CMakeLists.txt, cmake/GemmStepVariant.cmake):
+The build makes each one a target of its own (tools/CMakeLists.txt, cmake/GemmDiagVariant.cmake):
 the source is generated into the build directory from the current step file and compiled as an
 object library, which tools/diag/ladder_diag.cpp and tools/persistent_sweep.cpp link.
 

@@ -1,4 +1,4 @@
-# gemm_add_step_variant(<name> <folder> GENERATOR <script>)
+# gemm_add_diag_variant(<name> <folder> GENERATOR <script>)
 #
 # A variant of steps/<folder>/hopper.cu for the diagnostics (tools/diag/variants.py): the build
 # runs `<script> --variant <name> --out <build>/gen/<name>.cu` whenever the step file or the
@@ -6,7 +6,7 @@
 # the object library diag_<name> (sm_90a, warning-free). The variant's functions live in
 # namespace gemm::diag_<name>::hopper; a tool links the object library and declares them.
 # No source outside a step's own targets includes a step file: a variant is generated from it.
-function(gemm_add_step_variant name folder)
+function(gemm_add_diag_variant name folder)
   cmake_parse_arguments(V "" "GENERATOR" "" ${ARGN})
   set(step_file ${PROJECT_SOURCE_DIR}/steps/${folder}/hopper.cu)
   set(src ${CMAKE_CURRENT_BINARY_DIR}/gen/${name}.cu)
