@@ -103,9 +103,8 @@ __device__ uint32_t pack_half2(uint32_t lo, uint32_t hi) {
 
 // Loads K slice `k_slice` of the tile at (m0, n0) into the producer's next stage, once that stage is
 // free, and moves the producer on. One thread.
-__device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kStages>& write,
-                                           const CUtensorMap* map_a, const CUtensorMap* map_b, int64_t m0,
-                                           int64_t n0, int64_t k_slice) {
+__device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kStages>& write, const CUtensorMap* map_a,
+                                           const CUtensorMap* map_b, int64_t m0, int64_t n0, int64_t k_slice) {
   // BEGIN SOLUTION step05: wait on mma2tma[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
   mbarrier_wait(&smem.mma2tma[write.stage], write.empty_parity(), WaitTag{"mma2tma", "producer"});
   // END SOLUTION step05
@@ -159,7 +158,7 @@ __device__ __forceinline__ void mma(SharedStorage& smem, const TileScheduler& sc
       // BEGIN SOLUTION step05: wait on tma2mma[read.stage] with the consumer's parity, read.full_parity(); then tcgen05.fence::after_thread_sync.
       mbarrier_wait(&smem.tma2mma[read.stage], read.full_parity(), WaitTag{"tma2mma", "mma"});
       tcgen05_fence_after_thread_sync();  // orders the MMAs below after the wait
-      // END SOLUTION step05
+                                          // END SOLUTION step05
 
       // BEGIN SOLUTION step02: enable_input_d is false only for the tile's very first MMA (first K slice, first k16 step).
       // tcgen05.mma is issued by one thread and runs asynchronously, in issue order on the same
@@ -243,8 +242,8 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap*
 #pragma unroll
       for (int j = 0; j < kLdColumns; j += 8) {  // 8 fp16 = one 16-byte chunk
         const uint32_t* w = &v[c][j];
-        const uint4 packed = make_uint4(pack_half2(w[0], w[1]), pack_half2(w[2], w[3]), pack_half2(w[4], w[5]),
-                                        pack_half2(w[6], w[7]));
+        const uint4 packed =
+            make_uint4(pack_half2(w[0], w[1]), pack_half2(w[2], w[3]), pack_half2(w[4], w[5]), pack_half2(w[6], w[7]));
         const int col = c * kLdColumns + j;
         char* box = nullptr;  // the 64-column box holding column col
         uint32_t offset = 0;  // byte offset of (row, col) inside it
@@ -300,7 +299,7 @@ __global__ void __launch_bounds__(kThreads)
     }
     mbarrier_init(&smem.mma2ld, 1);                 // the tcgen05.commit after the tile's last MMAs
     mbarrier_init(&smem.ld2mma, kEpilogueThreads);  // every epilogue thread, once it has read TMEM
-    fence_mbarrier_init();  // the inits are visible to the async proxy (TMA, commit)
+    fence_mbarrier_init();                          // the inits are visible to the async proxy (TMA, commit)
   }
   // The barrier publishes the mbarrier inits and the TMEM address (an ordinary shared-memory write
   // by tcgen05.alloc). The tcgen05 fences around it order warp 0's alloc before every thread's

@@ -41,8 +41,8 @@ using namespace gemm::hopper;
 
 constexpr int kTileM = 128;
 constexpr int kTileN = 128;
-constexpr int kTileK = 64;       // one 128-byte swizzle atom of fp16
-constexpr int kWgmmaM = 64;      // rows per wgmma: the 128-row tile takes two
+constexpr int kTileK = 64;   // one 128-byte swizzle atom of fp16
+constexpr int kWgmmaM = 64;  // rows per wgmma: the 128-row tile takes two
 constexpr int kWgmmaK = 16;
 constexpr int kAccRegs = kWgmmaAccRegs<kTileN>;  // 64 f32 registers per thread per 64-row half
 // The ring's depth. Up to six K slice buffers fit in shared memory beside the staging buffer (the
@@ -99,9 +99,8 @@ static_assert(sizeof(SharedStorage) <= kSmemLimit, "the ring and the staging buf
 
 // Loads K slice `k_slice` of the tile at (m0, n0) into the producer's next stage, once that stage is
 // free, and moves the producer on. One thread.
-__device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kStages>& write,
-                                           const CUtensorMap* map_a, const CUtensorMap* map_b, int64_t m0,
-                                           int64_t n0, int64_t k_slice) {
+__device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kStages>& write, const CUtensorMap* map_a,
+                                           const CUtensorMap* map_b, int64_t m0, int64_t n0, int64_t k_slice) {
   // BEGIN SOLUTION step05: wait on empty[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
   mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer"});
   // END SOLUTION step05
@@ -131,8 +130,8 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
 
 // The consumer's main loop for one tile: every K slice from the ring into the accumulators. The
 // whole consumer warpgroup.
-__device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kStages>& read,
-                                         float (&acc)[2][kAccRegs], int64_t k_slices) {
+__device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kStages>& read, float (&acc)[2][kAccRegs],
+                                         int64_t k_slices) {
   int release_stage = 0;  // the stage of the slice before this one: its wgmmas are the ones waited for
   for (int64_t ks = 0; ks < k_slices; ++ks) {
     // BEGIN SOLUTION step05: wait on full[read.stage] with the consumers' parity, read.full_parity().
