@@ -242,7 +242,7 @@ __global__ void __launch_bounds__(kThreads)
 
 // The launcher with its two knobs exposed: `group_m`, the L2 group size, and `ctas`, the grid
 // (<= 0: every CTA that fits on the GPU at once, the persistent grid). run() uses kGroupM and the
-// persistent grid; the group-size measurement (tools/persistent_sweep.cu) and the checks of grids
+// persistent grid; the group-size measurement (tools/persistent_sweep.cpp) and the checks of grids
 // smaller and larger than the tile count set them. Every grid computes the same D.
 Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
   if (Status s = check_problem(Contract::general, p); !s.ok()) return s;
