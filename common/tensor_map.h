@@ -28,6 +28,44 @@ namespace gemm {
 // common/swizzle.cuh, the layout wgmma (layout 1) and tcgen05 (layout 2) descriptors describe.
 enum class Swizzle { none, b128 };
 
+// L2 promotion (the driver's CUtensorMapL2promotion): the granularity in which L2 fills the misses
+// of a TMA load from DRAM, 64, 128 or 256 bytes around each requested sector, or none (the
+// sectors asked for). b256 is what every map here has used so far; CUTLASS's make_tma_copy
+// encodes b128, ThunderKittens none.
+enum class L2Promotion { none, b64, b128, b256 };
+
+// The settings of a map beyond its shape, box and swizzle. The defaults are the maps the steps
+// have always made.
+struct TensorMapOptions {
+  L2Promotion l2_promotion = L2Promotion::b256;
+  // Bytes from one row to the next: 0 means dense rows (cols * 2 bytes). A larger pitch (a multiple
+  // of 16, at least cols * 2) describes a matrix whose rows are padded, e.g. to a multiple of 128
+  // bytes, while `cols` still bounds the loads (TMA fills zeros past it, stores clip there).
+  uint64_t row_stride_bytes = 0;
+};
+
+// "none", "64", "128" or "256" (what GEMM_TMA_L2_PROMOTION takes); false for anything else.
+inline bool parse_l2_promotion(const char* text, L2Promotion* out) {
+  if (text == nullptr || out == nullptr) return false;
+  const std::string t(text);
+  if (t == "none") *out = L2Promotion::none;
+  else if (t == "64") *out = L2Promotion::b64;
+  else if (t == "128") *out = L2Promotion::b128;
+  else if (t == "256") *out = L2Promotion::b256;
+  else return false;
+  return true;
+}
+
+inline const char* l2_promotion_name(L2Promotion p) {
+  switch (p) {
+    case L2Promotion::none: return "none";
+    case L2Promotion::b64: return "64";
+    case L2Promotion::b128: return "128";
+    case L2Promotion::b256: return "256";
+  }
+  return "?";
+}
+
 inline constexpr uint32_t kTmaElementBytes = 2;  // fp16
 inline constexpr uint32_t kTmaMaxBoxDim = 256;   // each box dimension, in elements
 inline constexpr uint64_t kTmaMaxGlobalDim = uint64_t{1} << 32;
@@ -37,7 +75,8 @@ inline constexpr uint64_t kTmaMaxStrideBytes = uint64_t{1} << 40;  // exclusive
 // without touching the driver. Plain C++: every build can call it, the emulator's included.
 // `cols` is the contiguous (innermost) dimension.
 inline Status check_tensor_map_2d(const CUtensorMap* out, const void* base, uint64_t rows, uint64_t cols,
-                                  uint32_t box_rows, uint32_t box_cols, Swizzle swizzle) {
+                                  uint32_t box_rows, uint32_t box_cols, Swizzle swizzle,
+                                  const TensorMapOptions& options) {
   const auto num = [](uint64_t v) { return std::to_string(v); };
   if (out == nullptr) return Status::failure("tensor map: the output CUtensorMap pointer is null");
   // The driver requires it; TMA reads the map as one 64-byte-aligned 128-byte object.
@@ -50,9 +89,20 @@ inline Status check_tensor_map_2d(const CUtensorMap* out, const void* base, uint
     return Status::failure("tensor map: each global dimension must be in 1..2^32 (got rows " + num(rows) + ", cols " +
                            num(cols) + ")");
   const uint64_t stride = cols * kTmaElementBytes;
-  if (stride % 16 != 0)
+  if (options.row_stride_bytes == 0 && stride % 16 != 0)
     return Status::failure("tensor map: the row stride (cols * 2 bytes) must be a multiple of 16 bytes (got " +
                            num(stride) + " bytes; cols must be a multiple of 8)");
+  if (options.row_stride_bytes != 0) {
+    if (options.row_stride_bytes % 16 != 0)
+      return Status::failure("tensor map: a padded row stride must be a multiple of 16 bytes (got " +
+                             num(options.row_stride_bytes) + ")");
+    if (options.row_stride_bytes < stride)
+      return Status::failure("tensor map: a padded row stride must hold a row, at least cols * 2 = " + num(stride) +
+                             " bytes (got " + num(options.row_stride_bytes) + ")");
+    if (options.row_stride_bytes >= kTmaMaxStrideBytes)
+      return Status::failure("tensor map: a padded row stride must be below 2^40 bytes (got " +
+                             num(options.row_stride_bytes) + ")");
+  }
   // Implied by cols <= 2^32 for a dense 2D matrix; kept so the driver's rule is stated here.
   if (stride >= kTmaMaxStrideBytes)
     return Status::failure("tensor map: the row stride (cols * 2 bytes) must be below 2^40 bytes (got " + num(stride) +
@@ -74,6 +124,11 @@ inline Status check_tensor_map_2d(const CUtensorMap* out, const void* base, uint
   return {};
 }
 
+inline Status check_tensor_map_2d(const CUtensorMap* out, const void* base, uint64_t rows, uint64_t cols,
+                                  uint32_t box_rows, uint32_t box_cols, Swizzle swizzle) {
+  return check_tensor_map_2d(out, base, rows, cols, box_rows, box_cols, swizzle, TensorMapOptions{});
+}
+
 }  // namespace gemm
 
 // Encodes `out` for the row-major fp16 matrix `base` (rows x cols, row stride cols * 2 bytes),
@@ -84,7 +139,8 @@ inline Status check_tensor_map_2d(const CUtensorMap* out, const void* base, uint
 //                             uint32_t box_rows, uint32_t box_cols, Swizzle swizzle);
 // The GPU build and the host tests get the definition below, on the driver's encoder; the
 // emulated build (GEMM_EMULATED) gets only the declaration, which the emulator defines with its
-// own encoding of the map.
+// own encoding of the map. The GPU build also has an overload taking TensorMapOptions (L2
+// promotion, a padded row stride); the emulator does not model either.
 #if defined(GEMM_EMULATED)
 
 namespace gemm {
@@ -102,6 +158,9 @@ Status make_tensor_map_2d(CUtensorMap* out, const void* base, uint64_t rows, uin
 
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled_v12000
 #include <cuda_runtime.h>
+
+#include <cstdlib>  // std::getenv
+#include <utility>
 
 namespace gemm {
 
@@ -136,31 +195,73 @@ inline const TensorMapEncoder& tensor_map_encoder() {
   return encoder;
 }
 
+inline CUtensorMapL2promotion to_driver(L2Promotion p) {
+  switch (p) {
+    case L2Promotion::none: return CU_TENSOR_MAP_L2_PROMOTION_NONE;
+    case L2Promotion::b64: return CU_TENSOR_MAP_L2_PROMOTION_L2_64B;
+    case L2Promotion::b128: return CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+    case L2Promotion::b256: return CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+  }
+  return CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+}
+
 }  // namespace detail
 
+// The options the 7-argument make_tensor_map_2d (every step's maps) uses: TensorMapOptions{},
+// unless the environment variable GEMM_TMA_L2_PROMOTION (none, 64, 128 or 256) overrides the L2
+// promotion. A diagnostic switch, so that one build of gemm_bench or a step can be timed with each
+// setting (issue 17); a bad value is an error naming the variable. Read once per process.
+inline Status tensor_map_options_from_env(const char* value, TensorMapOptions* options) {
+  *options = TensorMapOptions{};
+  if (value == nullptr || *value == '\0') return {};
+  if (!parse_l2_promotion(value, &options->l2_promotion))
+    return Status::failure(std::string("tensor map: GEMM_TMA_L2_PROMOTION must be none, 64, 128 or 256 (got \"") +
+                           value + "\")");
+  return {};
+}
+
+inline const std::pair<TensorMapOptions, Status>& default_tensor_map_options() {
+  static const std::pair<TensorMapOptions, Status> options = [] {
+    std::pair<TensorMapOptions, Status> o;
+    o.second = tensor_map_options_from_env(std::getenv("GEMM_TMA_L2_PROMOTION"), &o.first);
+    return o;
+  }();
+  return options;
+}
+
+// make_tensor_map_2d with explicit options (L2 promotion, a padded row stride).
 inline Status make_tensor_map_2d(CUtensorMap* out, const void* base, uint64_t rows, uint64_t cols, uint32_t box_rows,
-                                 uint32_t box_cols, Swizzle swizzle) {
-  if (Status s = check_tensor_map_2d(out, base, rows, cols, box_rows, box_cols, swizzle); !s.ok()) return s;
+                                 uint32_t box_cols, Swizzle swizzle, const TensorMapOptions& options) {
+  if (Status s = check_tensor_map_2d(out, base, rows, cols, box_rows, box_cols, swizzle, options); !s.ok()) return s;
 
   const detail::TensorMapEncoder& encoder = detail::tensor_map_encoder();
   if (encoder.fn == nullptr) return Status::failure(encoder.error);
 
-  const cuuint64_t global_dim[2] = {cols, rows};                  // innermost first
-  const cuuint64_t global_stride[1] = {cols * kTmaElementBytes};  // bytes, dims 1.. only
+  const uint64_t stride = options.row_stride_bytes != 0 ? options.row_stride_bytes : cols * kTmaElementBytes;
+  const cuuint64_t global_dim[2] = {cols, rows};  // innermost first
+  const cuuint64_t global_stride[1] = {stride};   // bytes, dims 1.. only
   const cuuint32_t box_dim[2] = {box_cols, box_rows};
   const cuuint32_t element_stride[2] = {1, 1};  // every element of the box, no striding
-  // L2 promotion: TMA fetches whole 256-byte L2 lines around each box row (CUTLASS's default for
-  // its TMA maps); zero fill (OOB_FILL_NONE) past the edges is what masks edge tiles.
+  // L2 promotion: L2 fills a miss in blocks of this many bytes (by default 256); zero fill
+  // (OOB_FILL_NONE) past the edges is what masks edge tiles.
   const CUresult r = encoder.fn(out, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<void*>(base), global_dim,
                                 global_stride, box_dim, element_stride, CU_TENSOR_MAP_INTERLEAVE_NONE,
                                 swizzle == Swizzle::b128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
-                                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                                detail::to_driver(options.l2_promotion), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     return Status::failure("tensor map: cuTensorMapEncodeTiled failed with CUresult " +
                            std::to_string(static_cast<int>(r)) + " for " + std::to_string(rows) + " x " +
                            std::to_string(cols) + " fp16, box " + std::to_string(box_cols) + " cols x " +
                            std::to_string(box_rows) + " rows");
   return {};
+}
+
+inline Status make_tensor_map_2d(CUtensorMap* out, const void* base, uint64_t rows, uint64_t cols, uint32_t box_rows,
+                                 uint32_t box_cols, Swizzle swizzle) {
+  if (Status s = check_tensor_map_2d(out, base, rows, cols, box_rows, box_cols, swizzle); !s.ok()) return s;
+  const auto& [options, env_status] = default_tensor_map_options();
+  if (!env_status.ok()) return env_status;
+  return make_tensor_map_2d(out, base, rows, cols, box_rows, box_cols, swizzle, options);
 }
 
 }  // namespace gemm

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace gemm {
@@ -110,6 +112,98 @@ TEST(TensorMap, ValidCallEncodesOrNamesTheMissingDriver) {
   if (!s.ok()) {
     EXPECT_EQ(s.message().rfind("tensor map: ", 0), 0u) << s.message();
     EXPECT_NE(s.message().find("cuTensorMapEncodeTiled"), std::string::npos) << s.message();
+  }
+}
+
+// A padded row stride (TensorMapOptions::row_stride_bytes): a multiple of 16 bytes that holds a
+// row; with it, cols * 2 itself need not be a multiple of 16.
+TEST(TensorMap, PaddedRowStride) {
+  CUtensorMap map{};
+  TensorMapOptions padded;
+  padded.row_stride_bytes = 6016;  // K = 3000 (6000 bytes) padded to a multiple of 128 bytes
+  EXPECT_TRUE(check_tensor_map_2d(&map, fake_address(kAligned), 3072, 3000, 128, 64, Swizzle::b128, padded).ok());
+  padded.row_stride_bytes = 208;  // 100 fp16 = 200 bytes, padded to 208
+  EXPECT_TRUE(check_tensor_map_2d(&map, fake_address(kAligned), 128, 100, 128, 64, Swizzle::b128, padded).ok());
+  padded.row_stride_bytes = 6008;
+  expect_rule(make_tensor_map_2d(&map, fake_address(kAligned), 3072, 3000, 128, 64, Swizzle::b128, padded),
+              "padded row stride must be a multiple of 16 bytes");
+  padded.row_stride_bytes = 5984;
+  expect_rule(make_tensor_map_2d(&map, fake_address(kAligned), 3072, 3000, 128, 64, Swizzle::b128, padded),
+              "padded row stride must hold a row, at least cols * 2 = 6000 bytes");
+  padded.row_stride_bytes = uint64_t{1} << 40;
+  expect_rule(make_tensor_map_2d(&map, fake_address(kAligned), 8, 8, 8, 8, Swizzle::none, padded),
+              "padded row stride must be below 2^40 bytes");
+  // Without padding the dense rule still applies.
+  expect_rule(make_tensor_map_2d(&map, fake_address(kAligned), 128, 100, 128, 64, Swizzle::b128, TensorMapOptions{}),
+              "row stride (cols * 2 bytes) must be a multiple of 16 bytes");
+}
+
+TEST(TensorMap, DefaultOptionsAreTheStepsMaps) {
+  const TensorMapOptions options;
+  EXPECT_EQ(options.l2_promotion, L2Promotion::b256);
+  EXPECT_EQ(options.row_stride_bytes, 0u);
+}
+
+TEST(TensorMap, ParseL2Promotion) {
+  L2Promotion p = L2Promotion::b256;
+  EXPECT_TRUE(parse_l2_promotion("none", &p));
+  EXPECT_EQ(p, L2Promotion::none);
+  EXPECT_TRUE(parse_l2_promotion("64", &p));
+  EXPECT_EQ(p, L2Promotion::b64);
+  EXPECT_TRUE(parse_l2_promotion("128", &p));
+  EXPECT_EQ(p, L2Promotion::b128);
+  EXPECT_TRUE(parse_l2_promotion("256", &p));
+  EXPECT_EQ(p, L2Promotion::b256);
+  for (const char* bad : {"", "256B", "L2_256B", "512", "NONE"}) EXPECT_FALSE(parse_l2_promotion(bad, &p)) << bad;
+  EXPECT_FALSE(parse_l2_promotion(nullptr, &p));
+  for (L2Promotion q : {L2Promotion::none, L2Promotion::b64, L2Promotion::b128, L2Promotion::b256}) {
+    EXPECT_TRUE(parse_l2_promotion(l2_promotion_name(q), &p));
+    EXPECT_EQ(p, q);
+  }
+}
+
+// GEMM_TMA_L2_PROMOTION, the diagnostic override of the steps' maps: unset or empty keeps the
+// defaults, a known value sets the promotion only, anything else is an error naming the variable.
+TEST(TensorMap, L2PromotionFromEnvironment) {
+  TensorMapOptions options;
+  EXPECT_TRUE(tensor_map_options_from_env(nullptr, &options).ok());
+  EXPECT_EQ(options.l2_promotion, L2Promotion::b256);
+  EXPECT_TRUE(tensor_map_options_from_env("", &options).ok());
+  EXPECT_EQ(options.l2_promotion, L2Promotion::b256);
+  EXPECT_TRUE(tensor_map_options_from_env("none", &options).ok());
+  EXPECT_EQ(options.l2_promotion, L2Promotion::none);
+  EXPECT_EQ(options.row_stride_bytes, 0u);
+  EXPECT_TRUE(tensor_map_options_from_env("128", &options).ok());
+  EXPECT_EQ(options.l2_promotion, L2Promotion::b128);
+  expect_rule(tensor_map_options_from_env("fast", &options), "GEMM_TMA_L2_PROMOTION must be none, 64, 128 or 256");
+}
+
+// With a driver, each L2 promotion and a padded stride encode (the encoder reads no memory) and
+// give different maps; without one (CI) the Status names the missing driver.
+TEST(TensorMap, OptionsReachTheEncoding) {
+  alignas(64) CUtensorMap maps[5]{};
+  const L2Promotion promotions[4] = {L2Promotion::none, L2Promotion::b64, L2Promotion::b128, L2Promotion::b256};
+  for (int i = 0; i < 4; ++i) {
+    TensorMapOptions options;
+    options.l2_promotion = promotions[i];
+    const Status s = make_tensor_map_2d(&maps[i], fake_address(kAligned), 3072, 3000, 128, 64, Swizzle::b128, options);
+    if (!s.ok()) {
+      EXPECT_NE(s.message().find("cuTensorMapEncodeTiled"), std::string::npos) << s.message();
+      GTEST_SKIP() << "no CUDA driver: " << s.message();
+    }
+  }
+  TensorMapOptions padded;
+  padded.row_stride_bytes = 6016;
+  ASSERT_TRUE(make_tensor_map_2d(&maps[4], fake_address(kAligned), 3072, 3000, 128, 64, Swizzle::b128, padded).ok());
+  for (int i = 0; i < 5; ++i)
+    for (int j = i + 1; j < 5; ++j)
+      EXPECT_NE(std::memcmp(&maps[i], &maps[j], sizeof(CUtensorMap)), 0) << "maps " << i << " and " << j;
+  // The 7-argument form (the steps') encodes what TensorMapOptions{} does, unless
+  // GEMM_TMA_L2_PROMOTION is set for this process.
+  if (std::getenv("GEMM_TMA_L2_PROMOTION") == nullptr) {
+    alignas(64) CUtensorMap plain{};
+    ASSERT_TRUE(make_tensor_map_2d(&plain, fake_address(kAligned), 3072, 3000, 128, 64, Swizzle::b128).ok());
+    EXPECT_EQ(std::memcmp(&plain, &maps[3], sizeof(CUtensorMap)), 0);
   }
 }
 
