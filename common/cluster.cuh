@@ -69,10 +69,10 @@ uint32_t cluster_ctarank();
 uint32_t cluster_nctarank();
 uint32_t cluster_id_x();
 uint32_t cluster_count_x();
-void cluster_arrive();
-void cluster_arrive_relaxed();
-void cluster_wait();
-void cluster_sync();
+void cluster_arrive(SourceLoc loc = SourceLoc::current());
+void cluster_arrive_relaxed(SourceLoc loc = SourceLoc::current());
+void cluster_wait(SourceLoc loc = SourceLoc::current());
+void cluster_sync(SourceLoc loc = SourceLoc::current());
 uint32_t mapa_shared(uint32_t addr, uint32_t cta_rank);
 
 #endif

@@ -23,8 +23,8 @@ GEMM_DEVICE void fence_mbarrier_init() {
 
 #elif defined(GEMM_EMULATED)
 
-void fence_proxy_async_shared();
-void fence_mbarrier_init();
+void fence_proxy_async_shared(SourceLoc loc = SourceLoc::current());
+void fence_mbarrier_init(SourceLoc loc = SourceLoc::current());
 
 #endif
 

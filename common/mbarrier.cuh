@@ -109,12 +109,14 @@ GEMM_DEVICE void mbarrier_wait(uint64_t* bar, uint32_t parity, WaitTag tag) {
 
 #elif defined(GEMM_EMULATED)
 
-void mbarrier_init(uint64_t* bar, uint32_t count);
-void mbarrier_arrive(uint64_t* bar);
-void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes);
-void mbarrier_arrive_cluster(uint64_t* bar, uint32_t cta_rank);
-bool mbarrier_try_wait_parity(uint64_t* bar, uint32_t parity);
-void mbarrier_wait(uint64_t* bar, uint32_t parity, WaitTag tag);
+// Each emulated wrapper takes the caller's source location (defaulted), which the emulator's
+// messages name; the CUDA build's signatures above are unchanged.
+void mbarrier_init(uint64_t* bar, uint32_t count, SourceLoc loc = SourceLoc::current());
+void mbarrier_arrive(uint64_t* bar, SourceLoc loc = SourceLoc::current());
+void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes, SourceLoc loc = SourceLoc::current());
+void mbarrier_arrive_cluster(uint64_t* bar, uint32_t cta_rank, SourceLoc loc = SourceLoc::current());
+bool mbarrier_try_wait_parity(uint64_t* bar, uint32_t parity, SourceLoc loc = SourceLoc::current());
+void mbarrier_wait(uint64_t* bar, uint32_t parity, WaitTag tag, SourceLoc loc = SourceLoc::current());
 
 #endif
 

@@ -16,7 +16,7 @@ GEMM_DEVICE void named_barrier_sync(uint32_t id, uint32_t num_threads) {
 
 #elif defined(GEMM_EMULATED)
 
-void named_barrier_sync(uint32_t id, uint32_t num_threads);
+void named_barrier_sync(uint32_t id, uint32_t num_threads, SourceLoc loc = SourceLoc::current());
 
 #endif
 

@@ -155,23 +155,27 @@ GEMM_DEVICE void tma_store_wait_group() {
 
 #elif defined(GEMM_EMULATED)
 
-void tma_prefetch_descriptor(const CUtensorMap* map);
-void tma_load_2d(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1);
-void tma_load_3d(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1, int32_t c2);
+void tma_prefetch_descriptor(const CUtensorMap* map, SourceLoc loc = SourceLoc::current());
+void tma_load_2d(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1,
+                 SourceLoc loc = SourceLoc::current());
+void tma_load_3d(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1, int32_t c2,
+                 SourceLoc loc = SourceLoc::current());
 void tma_load_2d_multicast(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1,
-                           uint16_t cta_mask);
-void tma_load_2d_cta_pair(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1);
-void tma_store_2d(const CUtensorMap* map, const void* smem_src, int32_t c0, int32_t c1);
-void tma_store_commit_group();
-void tma_store_wait_group_read_n(int n);
-void tma_store_wait_group_n(int n);
+                           uint16_t cta_mask, SourceLoc loc = SourceLoc::current());
+void tma_load_2d_cta_pair(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1,
+                          SourceLoc loc = SourceLoc::current());
+void tma_store_2d(const CUtensorMap* map, const void* smem_src, int32_t c0, int32_t c1,
+                  SourceLoc loc = SourceLoc::current());
+void tma_store_commit_group(SourceLoc loc = SourceLoc::current());
+void tma_store_wait_group_read_n(int n, SourceLoc loc = SourceLoc::current());
+void tma_store_wait_group_n(int n, SourceLoc loc = SourceLoc::current());
 template <int N>
-void tma_store_wait_group_read() {
-  tma_store_wait_group_read_n(N);
+void tma_store_wait_group_read(SourceLoc loc = SourceLoc::current()) {
+  tma_store_wait_group_read_n(N, loc);
 }
 template <int N>
-void tma_store_wait_group() {
-  tma_store_wait_group_n(N);
+void tma_store_wait_group(SourceLoc loc = SourceLoc::current()) {
+  tma_store_wait_group_n(N, loc);
 }
 
 #endif

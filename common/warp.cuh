@@ -42,9 +42,9 @@ GEMM_DEVICE uint32_t shfl_broadcast(uint32_t value, int src_lane) {
 
 #elif defined(GEMM_EMULATED)
 
-bool elect_one_sync();
-void warp_sync();
-uint32_t shfl_broadcast(uint32_t value, int src_lane);
+bool elect_one_sync(SourceLoc loc = SourceLoc::current());
+void warp_sync(SourceLoc loc = SourceLoc::current());
+uint32_t shfl_broadcast(uint32_t value, int src_lane, SourceLoc loc = SourceLoc::current());
 
 #endif
 

@@ -101,26 +101,27 @@ GEMM_DEVICE void tcgen05_commit_multicast(uint64_t* bar, uint16_t cta_mask) {
 
 #elif defined(GEMM_EMULATED)
 
-void tcgen05_fence_before_thread_sync();
-void tcgen05_fence_after_thread_sync();
+void tcgen05_fence_before_thread_sync(SourceLoc loc = SourceLoc::current());
+void tcgen05_fence_after_thread_sync(SourceLoc loc = SourceLoc::current());
 void tcgen05_mma_f16_n(int cta_group, uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc,
-                       bool enable_input_d);
-void tcgen05_commit_n(int cta_group, uint64_t* bar);
-void tcgen05_commit_multicast_n(int cta_group, uint64_t* bar, uint16_t cta_mask);
+                       bool enable_input_d, SourceLoc loc = SourceLoc::current());
+void tcgen05_commit_n(int cta_group, uint64_t* bar, SourceLoc loc = SourceLoc::current());
+void tcgen05_commit_multicast_n(int cta_group, uint64_t* bar, uint16_t cta_mask, SourceLoc loc = SourceLoc::current());
 template <int CtaGroup>
-void tcgen05_mma_f16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc, bool enable_input_d) {
+void tcgen05_mma_f16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc, bool enable_input_d,
+                     SourceLoc loc = SourceLoc::current()) {
   static_assert(CtaGroup == 1 || CtaGroup == 2, "cta_group is 1 or 2");
-  tcgen05_mma_f16_n(CtaGroup, d_tmem, a_desc, b_desc, idesc, enable_input_d);
+  tcgen05_mma_f16_n(CtaGroup, d_tmem, a_desc, b_desc, idesc, enable_input_d, loc);
 }
 template <int CtaGroup>
-void tcgen05_commit(uint64_t* bar) {
+void tcgen05_commit(uint64_t* bar, SourceLoc loc = SourceLoc::current()) {
   static_assert(CtaGroup == 1 || CtaGroup == 2, "cta_group is 1 or 2");
-  tcgen05_commit_n(CtaGroup, bar);
+  tcgen05_commit_n(CtaGroup, bar, loc);
 }
 template <int CtaGroup>
-void tcgen05_commit_multicast(uint64_t* bar, uint16_t cta_mask) {
+void tcgen05_commit_multicast(uint64_t* bar, uint16_t cta_mask, SourceLoc loc = SourceLoc::current()) {
   static_assert(CtaGroup == 1 || CtaGroup == 2, "cta_group is 1 or 2");
-  tcgen05_commit_multicast_n(CtaGroup, bar, cta_mask);
+  tcgen05_commit_multicast_n(CtaGroup, bar, cta_mask, loc);
 }
 
 #endif

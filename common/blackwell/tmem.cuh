@@ -158,29 +158,29 @@ GEMM_DEVICE void tmem_fence_operands(uint32_t (&v)[N]) {
 
 #elif defined(GEMM_EMULATED)
 
-void tmem_alloc_n(int cta_group, uint32_t* slot, uint32_t num_columns);
-void tmem_dealloc_n(int cta_group, uint32_t taddr, uint32_t num_columns);
-void tmem_relinquish_alloc_permit_n(int cta_group);
+void tmem_alloc_n(int cta_group, uint32_t* slot, uint32_t num_columns, SourceLoc loc = SourceLoc::current());
+void tmem_dealloc_n(int cta_group, uint32_t taddr, uint32_t num_columns, SourceLoc loc = SourceLoc::current());
+void tmem_relinquish_alloc_permit_n(int cta_group, SourceLoc loc = SourceLoc::current());
 template <int CtaGroup, uint32_t NumColumns>
-void tmem_alloc(uint32_t* slot) {
+void tmem_alloc(uint32_t* slot, SourceLoc loc = SourceLoc::current()) {
   static_assert(CtaGroup == 1 || CtaGroup == 2, "cta_group is 1 or 2");
   static_assert(tmem_alloc_columns_ok(NumColumns), "tcgen05.alloc: a power of 2 in [32, 512] columns");
-  tmem_alloc_n(CtaGroup, slot, NumColumns);
+  tmem_alloc_n(CtaGroup, slot, NumColumns, loc);
 }
 template <int CtaGroup, uint32_t NumColumns>
-void tmem_dealloc(uint32_t taddr) {
+void tmem_dealloc(uint32_t taddr, SourceLoc loc = SourceLoc::current()) {
   static_assert(CtaGroup == 1 || CtaGroup == 2, "cta_group is 1 or 2");
   static_assert(tmem_alloc_columns_ok(NumColumns), "tcgen05.dealloc: a power of 2 in [32, 512] columns");
-  tmem_dealloc_n(CtaGroup, taddr, NumColumns);
+  tmem_dealloc_n(CtaGroup, taddr, NumColumns, loc);
 }
 template <int CtaGroup>
-void tmem_relinquish_alloc_permit() {
+void tmem_relinquish_alloc_permit(SourceLoc loc = SourceLoc::current()) {
   static_assert(CtaGroup == 1 || CtaGroup == 2, "cta_group is 1 or 2");
-  tmem_relinquish_alloc_permit_n(CtaGroup);
+  tmem_relinquish_alloc_permit_n(CtaGroup, loc);
 }
-void tmem_ld_32x32b_x16(uint32_t taddr, uint32_t (&v)[16]);
-void tmem_ld_32x32b_x32(uint32_t taddr, uint32_t (&v)[32]);
-void tmem_wait_ld();
+void tmem_ld_32x32b_x16(uint32_t taddr, uint32_t (&v)[16], SourceLoc loc = SourceLoc::current());
+void tmem_ld_32x32b_x32(uint32_t taddr, uint32_t (&v)[32], SourceLoc loc = SourceLoc::current());
+void tmem_wait_ld(SourceLoc loc = SourceLoc::current());
 template <int N>
 void tmem_fence_operands(uint32_t (&)[N]) {}
 

@@ -13,6 +13,18 @@
 // a fence or an asynchronous operation it issues), so every store is attributed to the thread that
 // made it. That is what the proxy-fence rule and the "overwritten while an asynchronous operation
 // reads it" rule are checked against.
+//
+// Happens-before. Each thread carries two vector clocks (Clock): per thread of the cluster, the
+// epoch of that thread's latest event it is ordered after. The memory clock (vc) is joined by the
+// synchronisations that order memory: CTA and named barriers, mbarrier phases, cluster barriers,
+// bar.warp.sync. The execution clock (xc) is joined by those and by the warp and warpgroup
+// collectives (.sync.aligned instructions, elect, shfl), which order execution but not memory; it
+// also counts, per mbarrier, the phases the thread knows to have completed. An asynchronous
+// operation carries the clocks of the thread that issued it. The rules that must hold whatever the schedule (a stage
+// released before the warp's own wgmma.wait_group, a waiter that can fall two phases behind, an
+// arrival beyond a barrier's count, stores not ordered before the TMA store that reads them) are
+// checked against these clocks, so they are caught on every run, not only when the random schedule
+// happens to show them.
 #pragma once
 
 // System headers first: the prelude poisons `asm`.
@@ -29,6 +41,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <source_location>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -45,6 +58,7 @@
 #include "common/emu/emu.h"
 #include "common/emu/models.h"
 #include "common/fence.cuh"
+#include "common/hopper/setmaxnreg.cuh"
 #include "common/hopper/wgmma.cuh"
 #include "common/launch.cuh"
 #include "common/mbarrier.cuh"
@@ -67,11 +81,35 @@ struct Failure {
 // Unwinds a fiber that is being torn down after a failure elsewhere.
 struct Abort {};
 
-// Throws Failure: "rule: detail", with the current thread (CTA, warp, lane, role) appended.
+// Throws Failure: "rule: file:line: detail", the line being the current thread's operation (the
+// call site its wrapper was given), then the thread (CTA, warp, lane, role).
 [[noreturn]] void fail(const std::string& rule, const std::string& detail);
-// The same, naming `who` instead of the current thread.
+// The same, naming `who` and its current operation instead of the current thread.
 [[noreturn]] void fail_at(const Fiber* who, const std::string& rule, const std::string& detail);
+// The same at an explicit location (an asynchronous operation's issue, a waiter's wait).
+[[noreturn]] void fail_loc(const SourceLoc& loc, const Fiber* who, const std::string& rule, const std::string& detail);
 std::string hex(uint64_t v);
+// "steps/05_pipeline/hopper.cu:182" (the path relative to the project, or as the compiler saw it).
+std::string where(const SourceLoc& loc);
+bool known(const SourceLoc& loc);
+
+// ---------------------------------------------------------------------------------------------
+// Happens-before: vector clocks (see the header comment). Slots: the threads of the cluster
+// (cluster_slot), then one per mbarrier (MBarrier::slot), whose value is a count of phases.
+// ---------------------------------------------------------------------------------------------
+struct Clock {
+  std::vector<uint64_t> v;
+  uint64_t at(size_t i) const { return i < v.size() ? v[i] : 0; }
+  void raise(size_t i, uint64_t x) {
+    if (i >= v.size()) v.resize(i + 1, 0);
+    if (x > v[i]) v[i] = x;
+  }
+  void join(const Clock& o) {
+    if (o.v.size() > v.size()) v.resize(o.v.size(), 0);
+    for (size_t i = 0; i < o.v.size(); ++i)
+      if (o.v[i] > v[i]) v[i] = o.v[i];
+  }
+};
 
 // ---------------------------------------------------------------------------------------------
 // Waiting.
@@ -89,6 +127,7 @@ enum class WaitKind {
 
 struct Wait {
   WaitKind kind = WaitKind::none;
+  SourceLoc loc{};            // where the thread waits
   const char* what = "";      // the instruction
   const void* obj = nullptr;  // the object waited on (Collective, NamedBar, MBarrier, ...)
   Cta* cta = nullptr;         // whose object
@@ -123,14 +162,36 @@ struct TcTop {
   TcKnow without(const Fiber* f) const;
 };
 
+// What tcgen05 work of its own a thread has not yet ordered before its next thread
+// synchronisation with tcgen05.fence::before_thread_sync (or a tcgen05.commit, which implies it):
+// the epochs of its TMEM writes (w: mma, alloc, dealloc) and reads (r: tcgen05.ld), and where.
+// A synchronisation hands these to the other threads only as "unfenced": a thread that learns of
+// them and then fences after_thread_sync, or issues a tcgen05 operation, breaks the rule.
+struct TcUnfenced {
+  uint64_t e[2] = {};             // w, r
+  const Fiber* who[2] = {};       // whose work
+  SourceLoc op[2]{};              // its operation
+  const char* op_name[2] = {};    // ... and its instruction
+  SourceLoc sync[2]{};            // the synchronisation it crossed (in the learning thread)
+  const char* sync_what[2] = {};  // ... and its instruction
+};
+
 // A .sync.aligned instruction of a warp, a warpgroup or a CTA pair: every member arrives, then
 // the last one executes it for all of them.
 struct Collective {
   uint64_t generation = 0;
   const char* name = nullptr;  // the instruction of the instance in progress
+  SourceLoc loc{};             // ... and where the first member reached it
   std::vector<Fiber*> arrived;
   int members = 0;
   WaitList waiters;
+};
+
+// Per warp: its last convergence point (a warp or warpgroup collective, bar.warp.sync, a CTA or
+// named barrier that all its threads passed together), for the convergence rule of .sync.aligned
+// instructions (see Fiber::spun).
+struct WarpState {
+  uint64_t conv_epoch = 0;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -140,6 +201,25 @@ struct Queue {
   std::deque<std::function<void()>> ops;  // completed front to back
   bool listed = false;                    // in Emu::active
   bool transient = false;                 // one unordered op: deleted once it has completed
+};
+
+// An asynchronous operation that reads shared memory until a thread observes its completion: a
+// warp's share of a wgmma group (observed by that warp's wgmma.wait_group) or a bulk group of TMA
+// stores (observed by its issuer's cp.async.bulk.wait_group.read). Shared memory it reads may be
+// written again only by a thread ordered after that observation (Cta::readers).
+struct AsyncReader {
+  bool store = false;      // a TMA store group; else a wgmma share
+  Cta* cta = nullptr;
+  int warp = 0;            // wgmma: the warp (CTA-wide index); store: the issuer's tid
+  uint64_t seq = 0;        // the group's number in its warp (wgmma) or issuer (store)
+  SourceLoc loc{};         // issue (wgmma: the commit_group; stores: the group's first TMA store)
+  SourceLoc commit_loc{};  // the commit_group
+  size_t issue_slot = 0;   // stores: the issuer's clock slot ...
+  uint64_t issue_time = 0;  // ... and its clock at the commit
+  bool done = false;       // completed
+  uint64_t seen[32] = {};  // per lane (store: [0], the issuer): the epoch of the observing wait, 0 none
+  SourceLoc seen_loc{};    // the first observing wait
+  std::string early;       // an mbarrier arrival by the warp before its covering wait
 };
 
 // wgmma: a thread's accumulator array while wgmmas on it are in flight. The registers hold
@@ -156,14 +236,19 @@ struct WgmmaOp {
   int n = 0;
   bool accumulate = false;
   uint64_t issue_epoch = 0;
+  SourceLoc loc{};
   AccShadow* acc[128] = {};
 };
 
+// wgmma groups complete per warp: each warp's share of a group (its 16 rows of each m64 MMA) at
+// its own random time, in order within the warp; a thread's wait_group waits for its warp's shares.
 struct WarpgroupState {
   Collective coll;
   std::vector<WgmmaOp> uncommitted;
-  Queue queue;  // committed groups, in order
-  int pending_groups = 0;
+  Queue queue[4];          // committed shares, in order, per warp of the warpgroup
+  int pending[4] = {};     // shares not yet completed, per warp
+  uint64_t committed[4] = {};             // groups committed so far, per warp
+  std::deque<uint32_t> unseen[4];         // AsyncReader ids not yet seen by every lane, per warp
   WaitList waiters;
 };
 
@@ -180,6 +265,27 @@ struct StoreReq {
   uint32_t src_off = 0;  // shared-memory offset
   int32_t c0 = 0, c1 = 0;
   uint64_t issue_epoch = 0;
+  SourceLoc loc{};
+};
+
+// A contribution to an mbarrier phase (an arrival, a commit's arrival, a TMA load's bytes), for
+// the convergence rule: which thread issued it, when, and whether that thread had waited on
+// asynchronous progress since its warp's last convergence point.
+struct Contrib {
+  const Fiber* who = nullptr;
+  uint64_t epoch = 0;
+  bool who_waited_async = false;
+  SourceLoc loc{};
+  const char* what = "";
+  std::string who_wait;  // where it waited ("mbarrier 'full' stage 0 at ...")
+};
+
+// A thread that waited on a phase, for the two-phases-behind rule.
+struct WaitRec {
+  Fiber* f = nullptr;
+  uint64_t pass = 0;  // the epoch at which its wait returned; 0: still waiting
+  SourceLoc loc{};
+  uint32_t parity = 0;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -192,6 +298,15 @@ struct MBarrier {
   int64_t tx = 0;       // transaction bytes still expected
   uint64_t phase = 0;   // phases completed
   Fiber* init_by = nullptr;
+  SourceLoc init_loc{};
+  size_t slot = 0;                      // its Clock slot (phases completed, as threads know it)
+  Clock phase_vc, done_vc;              // the arrivals' memory clocks: current phase, last completed one
+  Clock phase_xc, done_xc;              // ... and execution clocks
+  uint64_t done_epoch = 0;              // when the last phase completed
+  std::vector<Contrib> contrib, contrib_done;   // contributions: current phase, last completed phase
+  std::vector<WaitRec> waited_cur, waited_prev;  // waiters of the current / last completed phase
+  std::string last_arrival;             // the arrival that completed the last phase ("thread 0 at ...")
+  TcUnfenced unf_phase, unf_done;       // unfenced tcgen05 work of the arrivals (see TcUnfenced)
   bool fenced = false;                  // fence.mbarrier_init (or fence.proxy.async) after the init
   uint64_t cluster_phase_at_init = 0;   // cluster barriers completed before the init
   int64_t expected = 0, delivered = 0;  // bytes in the current phase, for messages
@@ -207,6 +322,7 @@ struct NamedBar {
   uint64_t generation = 0;
   std::vector<Fiber*> participants;
   WaitList waiters;
+  SourceLoc loc{};  // where the instance's first thread arrived
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -237,12 +353,26 @@ struct Fiber {
   size_t mapping = 0;
   Cta* cta = nullptr;
   int tid = 0;  // linear index in the CTA
+  size_t slot = 0;  // in the cluster's clocks: rank * threads per CTA + tid
   dim3 tidx;
   int warp = 0, lane = 0;
   enum class State { idle, runnable, running, blocked, done } state = State::idle;
   bool started = false;
   Wait wait;
   const char* role = nullptr;  // from the thread's last WaitTag
+  SourceLoc loc{};             // the operation in progress (its wrapper's call site)
+  const char* op = "";         // ... and its instruction
+  Clock vc, xc;                // happens-before: memory and execution clocks (see Clock)
+  // The mbarrier phase this thread's last wait returned on (for the release analysis of the
+  // overwrite rule).
+  // Per mbarrier (Clock slot): the phase its last wait on it was for (the deadlock report's
+  // diagnosis of waits that skip phases).
+  std::unordered_map<size_t, uint64_t> wait_target;
+  std::map<std::string, int64_t> ring_pos;  // per WaitTag barrier name: its last ring position
+  Cta* last_wait_cta = nullptr;
+  uint32_t last_wait_off = 0;
+  uint64_t last_wait_phase = 0;
+  SourceLoc last_wait_loc{};
 
   // Collective arguments and result.
   uint64_t carg[4] = {};
@@ -253,6 +383,17 @@ struct Fiber {
   TcKnow tc_pub;     // what this thread's synchronisations publish: its own work and what it knows
   TcKnow tc_known;   // what it learned from other threads through synchronisations
   TcKnow tc_fenced;  // tc_known at its last tcgen05.fence::after_thread_sync
+  TcUnfenced tc_own;       // its own tcgen05 work not yet fenced before a thread sync
+  uint64_t tc_own_ever[2] = {};  // its own tcgen05 work, fenced or not (w, r)
+  TcUnfenced tc_unf;       // other threads' unfenced tcgen05 work it learned of
+  // The convergence rule: set when the thread waited on an mbarrier phase that completed after its
+  // warp's last convergence point (async_wait), and when a phase it waited on was completed by work
+  // a lane of its own warp issued since that point after waiting so itself (spun): the lanes then
+  // ran apart, and a .sync.aligned instruction needs bar.warp.sync first.
+  bool async_wait = false;
+  std::string async_wait_what;
+  bool spun = false;
+  std::string spun_what;
   bool wgmma_fenced = false;           // wgmma.fence since the last wait_group
   std::vector<uint32_t> unfenced;      // shared-memory words this thread wrote, not yet fenced
   int64_t cluster_arrived_phase = -1;  // barrier.cluster.arrive without its wait yet
@@ -265,6 +406,8 @@ struct Fiber {
   std::vector<StoreReq> open_stores;  // not yet committed
   Queue store_queue;                  // committed bulk groups
   int store_groups = 0;
+  uint64_t stores_committed = 0;      // bulk groups committed so far
+  std::deque<uint32_t> store_readers;  // their AsyncReader ids, not yet covered by a wait
   WaitList store_waiters;
 };
 
@@ -282,13 +425,20 @@ struct Cta {
   size_t size = 0;
   std::vector<uint8_t> shadow;
   std::vector<int32_t> unfenced;   // writer tid, -1 if fenced or written by the async proxy
+  std::vector<int32_t> writer;     // tid of the last ordinary store, -1 if written by the async proxy
   std::vector<uint64_t> wepoch;    // epoch of the last write
   std::vector<uint16_t> inflight;  // TMA loads in flight writing it
+  std::vector<uint8_t> swizzle;    // TMA-written: 1 + the box's model::Layout; 0 otherwise
+  // AsyncReader ids (1-based, 0 none) reading each word: per word, one column per warp (wgmma
+  // shares) and a last one for TMA stores. Allocated at the first such reader.
+  std::vector<uint32_t> readers;
+  int reader_cols = 0;
 
   std::unordered_map<uint32_t, MBarrier> mbar;  // by offset
   std::map<std::string, std::set<uint32_t>> tag_offsets;  // barrier tag -> offsets seen (stages)
   NamedBar bars[16];
   std::vector<Collective> warp_coll;
+  std::vector<WarpState> warps;
   std::vector<WarpgroupState> wg;
   std::unique_ptr<Tmem> tmem;
   Collective pair_coll;  // tcgen05.alloc/dealloc .cta_group::2 of this CTA's pair (leader's object)
@@ -305,7 +455,12 @@ struct Cluster {
   int threads = 0, exited = 0;
   uint64_t barrier_epoch = 0;  // epoch of the last completed cluster barrier
   TcTop tc_phase, tc_done;     // tcgen05 dependencies of the arrivals of the current / last phase
+  Clock vc_phase, vc_done;     // happens-before of the arrivals of the current / last phase
+  Clock xc_phase, xc_done;
+  // The arrivers' unfenced tcgen05 work (TcUnfenced), as it was at their arrival: current / last phase.
+  std::vector<TcUnfenced> unf_phase, unf_done;
   WaitList barrier_waiters;
+  size_t next_slot = 0;  // the next free Clock slot (after the threads' slots)
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -327,6 +482,10 @@ struct Emu {
   std::string failure;  // the first failure
   LaunchStats stats;
   std::vector<std::unique_ptr<Fiber>> pool;  // fibers with stacks, reused cluster to cluster
+  std::vector<std::unique_ptr<AsyncReader>> readers;  // of the current cluster (ids: index + 1)
+  // Waits for an mbarrier phase other than the one after the thread's previous wait on it, as
+  // (what, threads): the deadlock report's diagnosis.
+  std::vector<std::pair<std::string, int>> skips;
 
   uint64_t rand();
   uint64_t next_epoch() { return ++epoch; }
@@ -335,13 +494,43 @@ struct Emu {
 Emu& emu();  // the launch in progress
 Fiber* self();  // the calling emulated thread (fails outside a kernel)
 
+// The calling emulated thread, entering the instruction `op` called at `loc`.
+Fiber* enter(const SourceLoc& loc, const char* op);
+
+// Happens-before.
+uint64_t tick(Fiber* f);  // a new event of f: its own clock slots advance; returns the epoch
+// A synchronisation of these threads: their execution clocks join, and their memory clocks too
+// when it orders memory.
+void join_all(const std::vector<Fiber*>& members, bool memory);
+size_t cluster_slot(const Cta& c, int tid);
+// Whether `vc` is ordered after the write of word `w` of `c` (true if no thread wrote it).
+bool knows_write(const Clock& vc, const Cta& c, uint32_t w);
+// The convergence rule: a convergence point of these threads' warps; the check of a .sync.aligned
+// instruction (fails if lanes of a member's warp ran apart since their last convergence point).
+void converge(const std::vector<Fiber*>& members);
+void check_converged(const std::vector<Fiber*>& members, const char* what);
+
+// Asynchronous shared-memory readers (AsyncReader) and the writes they forbid.
+uint32_t new_reader(std::unique_ptr<AsyncReader> r);
+AsyncReader& reader(uint32_t id);
+void add_reader(Cta& c, const std::vector<uint32_t>& words, int col, uint32_t id);
+// Fails if a thread with clock `vc` (or the async proxy issued by it) writes word `w` while an
+// AsyncReader reads it and vc is not ordered after that reader's observed completion.
+void check_overwrite(Cta& c, uint32_t w, const Clock& vc, const Fiber* writer, const char* op);
+// The unfenced tcgen05 rule, checked at after_thread_sync and at a tcgen05 operation.
+void check_tc_unfenced(Fiber* f, const char* what);
+
 // Scheduling.
 void block(const Wait& w);  // the calling fiber waits until woken; throws Abort when torn down
 void wake(Fiber* f);
 void wake_all(WaitList& list);
 void enqueue(Queue& q, std::function<void()> op);
+// A .sync.aligned instruction (aligned) or another warp-wide one (elect, shfl, bar.warp.sync):
+// the members synchronise (clocks joined), converge, and the last one executes it for all.
 void collective(Collective& c, int members, const char* name, const Wait& w,
-                const std::function<void(std::vector<Fiber*>&)>& exec);
+                const std::function<void(std::vector<Fiber*>&)>& exec, bool aligned = true, bool memory = false);
+// Hands each member the unfenced tcgen05 work of the others at a synchronisation `what`.
+void hand_unfenced(const std::vector<Fiber*>& members, const char* what);
 void learn(Fiber* f, const TcKnow& k);  // f completed a synchronisation that carries k
 
 // Shared memory.
@@ -349,8 +538,13 @@ Cta& cta_of_rank(uint32_t rank);  // in the current cluster; fails for a bad ran
 uint32_t smem_offset(Cta& cta, const void* p, size_t bytes, const char* what);
 uint32_t addr_offset(Cta& cta, uint32_t addr, size_t bytes, const char* what);  // from a shared address
 void track_writes(Fiber* f);  // attribute changed words to f
-void async_write(Cta& cta, uint32_t off, const void* src, size_t bytes);  // smem + shadow, async proxy
-void check_async_read(Cta& cta, const std::vector<uint32_t>& words, const char* op);  // at issue
+// smem + shadow, written by the async proxy; `swizzle` tags TMA-written data (1 + model::Layout).
+void async_write(Cta& cta, uint32_t off, const void* src, size_t bytes, uint8_t swizzle = 0);
+// At the issue of an asynchronous read by `reader` (TMA store, MMA): the words must not be in
+// flight, must be ordered after and fenced by their ordinary writers, and (layout != nullptr) must
+// have been written by TMA with the same swizzle as the MMA descriptor reads them.
+void check_async_read(Cta& cta, const std::vector<uint32_t>& words, const char* op, const Fiber* reader,
+                      const model::Layout* layout = nullptr);
 void check_unchanged(Cta& cta, const std::vector<uint32_t>& words, uint64_t since, const char* op,
                      const std::string& issuer);  // at completion
 std::string thread_name(const Fiber* f);
@@ -358,8 +552,17 @@ std::string thread_name(const Fiber* f);
 // mbarriers.
 MBarrier& mbarrier_at(Cta& cta, uint32_t off, const char* what);
 void mbarrier_check_use(Cta& cta, uint32_t off, MBarrier& b, Fiber* user, bool remote, bool async, const char* what);
-void mbarrier_arrive_on(Cta& cta, uint32_t off, const char* what);   // one arrival, any context
-void mbarrier_complete_tx(Cta& cta, uint32_t off, uint32_t bytes, uint64_t phase_at_issue, const char* what);
+// What an asynchronous operation (a commit, a TMA load) carries from the thread that issued it.
+struct Issue {
+  const Fiber* who = nullptr;
+  Clock vc, xc;
+  Contrib contrib;
+  std::string name;  // "tcgen05.commit issued by ..."
+};
+Issue issue_of(Fiber* f, const char* what);
+// One arrival: by the current thread (issue == nullptr) or by an asynchronous operation.
+void mbarrier_arrive_on(Cta& cta, uint32_t off, const char* what, const Issue* issue = nullptr);
+void mbarrier_complete_tx(Cta& cta, uint32_t off, uint32_t bytes, uint64_t phase_at_issue, const Issue& issue);
 std::string barrier_name(Cta& cta, uint32_t off);
 
 // Exit checks.

@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <source_location>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -34,6 +35,11 @@ namespace gemm {
 // gemm::emulated::stepNN::hopper ([namespace.def]): the emulated and GPU builds of a step link
 // into one program without a clash, and the step file compiles unchanged.
 inline namespace emulated {}
+
+// The call site of an emulated instruction: every wrapper of common/ takes one in the emulated build
+// (a defaulted last argument, so the step files' calls are unchanged), and the emulator's messages
+// name it ("steps/05_pipeline/hopper.cu:182"). The CUDA build's wrappers do not have it.
+using SourceLoc = std::source_location;
 }  // namespace gemm
 
 namespace gemm::emu {
@@ -42,7 +48,7 @@ dim3 thread_idx();
 dim3 block_idx();
 dim3 block_dim();
 dim3 grid_dim();
-void syncthreads();
+void syncthreads(SourceLoc loc = SourceLoc::current());
 }  // namespace gemm::emu
 
 // Execution-space and kernel keywords: meaningless on the host.

@@ -103,14 +103,235 @@ std::string thread_name(const Fiber* f) {
   return s;
 }
 
+#ifndef GEMM_EMU_SOURCE_ROOT
+#define GEMM_EMU_SOURCE_ROOT ""
+#endif
+
+bool known(const SourceLoc& l) { return l.line() != 0; }
+
+std::string where(const SourceLoc& l) {
+  if (!known(l)) return "(unknown location)";
+  std::string f = l.file_name();
+  const std::string root = GEMM_EMU_SOURCE_ROOT;
+  if (!root.empty() && f.rfind(root, 0) == 0) f = f.substr(root.size());
+  return f + ":" + std::to_string(l.line());
+}
+
 void fail(const std::string& rule, const std::string& detail) {
-  fail_at(g_emu ? g_emu->current : nullptr, rule, detail);
+  const Fiber* f = g_emu ? g_emu->current : nullptr;
+  fail_loc(f ? f->loc : SourceLoc{}, f, rule, detail);
 }
 
 void fail_at(const Fiber* who, const std::string& rule, const std::string& detail) {
-  std::string m = rule + ": " + detail;
+  fail_loc(who ? who->loc : SourceLoc{}, who, rule, detail);
+}
+
+void fail_loc(const SourceLoc& loc, const Fiber* who, const std::string& rule, const std::string& detail) {
+  std::string m = rule + ": " + (known(loc) ? where(loc) + ": " : std::string()) + detail;
   if (who) m += "\n  at " + thread_name(who);
   throw Failure{m};
+}
+
+Fiber* enter(const SourceLoc& loc, const char* op) {
+  Fiber* f = self();
+  f->loc = loc;
+  f->op = op;
+  return f;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Happens-before.
+// ---------------------------------------------------------------------------------------------
+uint64_t tick(Fiber* f) {
+  const uint64_t e = g_emu->next_epoch();
+  f->vc.raise(f->slot, e);
+  f->xc.raise(f->slot, e);
+  return e;
+}
+
+void join_all(const std::vector<Fiber*>& members, bool memory) {
+  if (members.size() < 2) return;
+  Clock x = members.front()->xc;
+  for (size_t i = 1; i < members.size(); ++i) x.join(members[i]->xc);
+  for (Fiber* m : members) m->xc.v = x.v;
+  if (!memory) return;
+  Clock j = members.front()->vc;
+  for (size_t i = 1; i < members.size(); ++i) j.join(members[i]->vc);
+  for (Fiber* m : members) m->vc.v = j.v;
+}
+
+size_t cluster_slot(const Cta& c, int tid) { return static_cast<size_t>(c.rank) * c.nthreads + tid; }
+
+bool knows_write(const Clock& vc, const Cta& c, uint32_t w) {
+  const int32_t t = c.writer[w];
+  return t < 0 || vc.at(cluster_slot(c, t)) >= c.wepoch[w];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Convergence of a warp's lanes (the rule of .sync.aligned instructions).
+// ---------------------------------------------------------------------------------------------
+void converge(const std::vector<Fiber*>& members) {
+  // A warp converges when all its live lanes took part.
+  std::map<std::pair<const Cta*, int>, int> count;
+  for (const Fiber* m : members) ++count[{m->cta, m->warp}];
+  for (const auto& [key, n] : count) {
+    Cta& c = *const_cast<Cta*>(key.first);
+    int live = 0;
+    for (int t = key.second * 32; t < std::min(c.nthreads, key.second * 32 + 32); ++t)
+      if (c.threads[t]->state != Fiber::State::done) ++live;
+    if (n < live) continue;
+    c.warps[key.second].conv_epoch = g_emu->epoch;
+    for (int t = key.second * 32; t < std::min(c.nthreads, key.second * 32 + 32); ++t) {
+      Fiber* f = c.threads[t];
+      f->async_wait = false;
+      f->spun = false;
+    }
+  }
+}
+
+void check_converged(const std::vector<Fiber*>& members, const char* what) {
+  for (const Fiber* m : members)
+    if (m->spun) {
+      std::vector<int> lanes;
+      for (const Fiber* o : members)
+        if (o->cta == m->cta && o->warp == m->warp && o->spun) lanes.push_back(o->lane);
+      std::string ls;
+      for (size_t i = 0; i < lanes.size();) {
+        size_t j = i;
+        while (j + 1 < lanes.size() && lanes[j + 1] == lanes[j] + 1) ++j;
+        if (!ls.empty()) ls += ",";
+        ls += std::to_string(lanes[i]);
+        if (j > i) {
+          ls += '-';
+          ls += std::to_string(lanes[j]);
+        }
+        i = j + 1;
+      }
+      fail_at(m, "lanes not converged at a .sync.aligned instruction",
+              std::string(what) + " is reached by lane" + (lanes.size() > 1 ? "s " : " ") + ls + " of warp " +
+                  std::to_string(m->warp) + " " + m->spun_what +
+                  ": the lanes ran apart and nothing reconverged them, so they do not execute this "
+                  ".sync.aligned instruction together: a warp_sync() (bar.warp.sync) is needed before it");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Asynchronous shared-memory readers.
+// ---------------------------------------------------------------------------------------------
+uint32_t new_reader(std::unique_ptr<AsyncReader> r) {
+  g_emu->readers.push_back(std::move(r));
+  return static_cast<uint32_t>(g_emu->readers.size());
+}
+
+AsyncReader& reader(uint32_t id) { return *g_emu->readers.at(id - 1); }
+
+void add_reader(Cta& c, const std::vector<uint32_t>& words, int col, uint32_t id) {
+  if (c.readers.empty()) {
+    c.reader_cols = static_cast<int>(c.warp_coll.size()) + 1;
+    c.readers.assign((c.size / 4) * static_cast<size_t>(c.reader_cols), 0);
+  }
+  for (uint32_t w : words) c.readers[static_cast<size_t>(w) * c.reader_cols + col] = id;
+}
+
+namespace {
+
+std::string reader_name(const AsyncReader& r) {
+  if (r.store)
+    return "the TMA store group committed at " + where(r.commit_loc) + " by thread " + std::to_string(r.warp);
+  return "warp " + std::to_string(r.warp) + "'s share of the wgmma group committed at " + where(r.loc);
+}
+
+}  // namespace
+
+void check_overwrite(Cta& c, uint32_t w, const Clock& vc, const Fiber* writer, const char* op) {
+  if (c.readers.empty()) return;
+  for (int col = 0; col < c.reader_cols; ++col) {
+    const uint32_t id = c.readers[static_cast<size_t>(w) * c.reader_cols + col];
+    if (!id) continue;
+    const AsyncReader& r = reader(id);
+    bool ordered = false, seen = false;
+    const int lanes = r.store ? 1 : 32;
+    for (int l = 0; l < lanes; ++l) {
+      if (!r.seen[l]) continue;
+      seen = true;
+      const int tid = r.store ? r.warp : r.warp * 32 + l;
+      if (vc.at(cluster_slot(*r.cta, tid)) >= r.seen[l]) ordered = true;
+    }
+    if (ordered) continue;
+    if (r.store && vc.at(r.issue_slot) < r.issue_time)
+      // Not even ordered after the store's issue: the stores and the TMA store race, and most
+      // likely the stores were meant for it (an epilogue without its barrier).
+      fail_loc(r.loc, writer, "asynchronous read not ordered after the stores",
+               "the TMA store issued here (committed at " + where(r.commit_loc) + " by thread " +
+                   std::to_string(r.warp) + ") reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
+                   ") which " + op + " write, and no synchronisation orders those stores before the TMA store, or "
+                   "after it: a barrier between the stores and the TMA store (__syncthreads after the writers' "
+                   "fence.proxy.async) is missing");
+    if (!r.store && writer && writer->last_wait_cta == &c) {
+      // The release analysis: the writer was let through by the last phase of an mbarrier that had
+      // its init count of arrivals, none of them from this reader's warp, while the warpgroup has
+      // more warps reading the buffer than the count: the count is too low for one release per
+      // reading warp (or the warp releases another barrier).
+      const auto it = c.mbar.find(writer->last_wait_off);
+      if (it != c.mbar.end() && it->second.init && writer->last_wait_phase + 1 == it->second.phase &&
+          it->second.count < 4) {
+        const MBarrier& b = it->second;
+        // Only a barrier the threads release with plain arrivals (not a TMA or commit barrier).
+        bool from_reader = false, plain = !b.contrib_done.empty();
+        for (const Contrib& k : b.contrib_done) {
+          if (k.who && k.who->cta == &c && k.who->warp == r.warp) from_reader = true;
+          if (std::strncmp(k.what, "mbarrier.arrive", 15) != 0 || std::strstr(k.what, "expect_tx")) plain = false;
+        }
+        if (plain && !from_reader)
+          fail_at(writer, "more arrivals than the init count",
+                  std::string(op) + " writes shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
+                      ") after its wait at " + where(writer->last_wait_loc) + " on mbarrier " +
+                      barrier_name(c, writer->last_wait_off) + " (init count " + std::to_string(b.count) +
+                      ", initialised at " + where(b.init_loc) + ") returned on phase " +
+                      std::to_string(writer->last_wait_phase) + ", which completed with " +
+                      std::to_string(b.count) + " arrival(s) (the last: " + b.last_arrival + "), none from warp " +
+                      std::to_string(r.warp) + ", whose share of the wgmma group committed at " + where(r.loc) +
+                      (r.done ? " read" : " still reads") + " this buffer: the 4 warps that read it release it, so "
+                      "their arrivals will be more than the init count of " + std::to_string(b.count) +
+                      " allows: the init count is too low (one arrival per releasing warp)");
+      }
+    }
+    std::string state;
+    if (r.store)
+      state = seen ? "its issuer passed cp.async.bulk.wait_group.read at " + where(r.seen_loc) +
+                         ", but nothing orders that wait before this write"
+                   : "its issuer has not passed a cp.async.bulk.wait_group.read covering it";
+    else
+      state = seen ? "warp " + std::to_string(r.warp) + " passed the wgmma.wait_group covering it at " +
+                         where(r.seen_loc) + ", but nothing orders that wait before this write"
+                   : "warp " + std::to_string(r.warp) + " has not passed a wgmma.wait_group covering it";
+    fail_at(writer, "shared memory overwritten while an asynchronous operation reads it",
+            "shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() + ") is written by " + op + ", while " +
+                reader_name(r) + (r.done ? " read it" : " still reads it") + "; " + state +
+                (r.early.empty() ? "" : " (" + r.early + ")") +
+                ": a buffer an asynchronous operation reads may be written again only after a wait for that "
+                "operation's completion which the writer is ordered after (for wgmma: the warp's own "
+                "wgmma.wait_group, then its release of the stage)");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The unfenced tcgen05 rule.
+// ---------------------------------------------------------------------------------------------
+void check_tc_unfenced(Fiber* f, const char* what) {
+  const uint64_t known_e[2] = {f->tc_known.w, f->tc_known.r};
+  for (int k = 0; k < 2; ++k) {
+    const TcUnfenced& u = f->tc_unf;
+    if (u.e[k] == 0 || u.e[k] <= known_e[k] || u.e[k] <= f->tc_own_ever[k]) continue;
+    fail_at(f, "missing tcgen05.fence::before_thread_sync",
+            std::string(what) + " follows a thread synchronisation that orders it after the " +
+                (u.op_name[k] ? u.op_name[k] : "tcgen05 operation") + " at " + where(u.op[k]) + " of " +
+                thread_name(u.who[k]) + " (" + (k == 0 ? "TMEM written" : "TMEM read") +
+                "), but that thread ran no tcgen05.fence::before_thread_sync between the operation and its " +
+                (u.sync_what[k] ? u.sync_what[k] : "synchronisation") + " at " + where(u.sync[k]) +
+                ": without it the tcgen05 operation is not ordered before the synchronisation (a tcgen05.commit "
+                "implies the fence; a barrier or an mbarrier arrive does not)");
+  }
 }
 
 Emu& emu() {
@@ -243,6 +464,7 @@ void block(const Wait& w) {
   Fiber* f = self();
   track_writes(f);
   f->wait = w;
+  f->wait.loc = f->loc;
   f->state = Fiber::State::blocked;
   ++e.stats.switches;
   switch_to_scheduler(f);
@@ -292,13 +514,14 @@ void complete_async(Emu& e, size_t i) {
 }  // namespace
 
 void collective(Collective& c, int members, const char* name, const Wait& w,
-                const std::function<void(std::vector<Fiber*>&)>& exec) {
+                const std::function<void(std::vector<Fiber*>&)>& exec, bool aligned, bool memory) {
   Fiber* f = self();
   if (!c.arrived.empty() && std::strcmp(c.name, name) != 0)
     fail("divergent .sync.aligned instruction",
          std::string(name) + " while " + std::to_string(c.arrived.size()) + " other thread(s) of the same " +
-             (members == 32 ? "warp" : members == 128 ? "warpgroup" : "group") + " wait at " + c.name +
-             ": every thread must execute the same instruction, convergently");
+             (members == 32 ? "warp" : members == 128 ? "warpgroup" : "group") + " wait at " + c.name + " (" +
+             where(c.loc) + "): every thread must execute the same instruction, convergently");
+  if (c.arrived.empty()) c.loc = f->loc;
   c.name = name;
   c.members = members;
   c.arrived.push_back(f);
@@ -313,10 +536,14 @@ void collective(Collective& c, int members, const char* name, const Wait& w,
     }
     return;
   }
+  track_writes(f);  // the others did when they blocked
   std::vector<Fiber*> all;
   all.swap(c.arrived);
   c.name = nullptr;
   std::sort(all.begin(), all.end(), [](const Fiber* x, const Fiber* y) { return x->tid < y->tid; });
+  join_all(all, memory);
+  if (aligned) check_converged(all, name);
+  converge(all);
   exec(all);
   ++c.generation;
   wake_all(c.waiters);
@@ -358,11 +585,48 @@ dim3 grid_dim() { return emu().cfg.grid; }
 
 namespace {
 
-// Completes an instance of a CTA barrier: its participants learn each other's tcgen05 work.
-void release_cta_barrier(NamedBar& b) {
+}  // namespace
+
+// Hands each thread the unfenced tcgen05 work of the others (see TcUnfenced): `sync_of(q)` is the
+// synchronisation q took part in (its location and instruction).
+void hand_unfenced(const std::vector<Fiber*>& members, const char* what) {
+  // The two latest per kind, by different threads, so each member gets the latest that is not its own.
+  for (int k = 0; k < 2; ++k) {
+    const Fiber* top[2] = {};
+    for (const Fiber* q : members) {
+      if (!q->tc_own.e[k]) continue;
+      if (!top[0] || q->tc_own.e[k] > top[0]->tc_own.e[k]) {
+        top[1] = top[0];
+        top[0] = q;
+      } else if (!top[1] || q->tc_own.e[k] > top[1]->tc_own.e[k]) {
+        top[1] = q;
+      }
+    }
+    if (!top[0]) continue;
+    for (Fiber* p : members) {
+      const Fiber* q = top[0] != p ? top[0] : top[1];
+      if (!q || q->tc_own.e[k] <= p->tc_unf.e[k]) continue;
+      p->tc_unf.e[k] = q->tc_own.e[k];
+      p->tc_unf.who[k] = q;
+      p->tc_unf.op[k] = q->tc_own.op[k];
+      p->tc_unf.op_name[k] = q->tc_own.op_name[k];
+      p->tc_unf.sync[k] = q->loc;
+      p->tc_unf.sync_what[k] = what;
+    }
+  }
+}
+
+namespace {
+
+// Completes an instance of a CTA barrier: its participants learn each other's tcgen05 work and
+// are ordered after each other's arrivals.
+void release_cta_barrier(NamedBar& b, const char* what) {
   TcTop top;
   for (Fiber* p : b.participants) top.add(p, p->tc_pub);
   for (Fiber* p : b.participants) learn(p, top.without(p));
+  hand_unfenced(b.participants, what);
+  join_all(b.participants, true);
+  converge(b.participants);
   b.participants.clear();
   b.arrived = 0;
   b.expected = 0;
@@ -378,9 +642,10 @@ void cta_barrier(Fiber* f, uint32_t id, int n, const char* what) {
   } else if (b.expected != n) {
     fail("named barrier", std::string(what) + " on barrier " + std::to_string(id) + " with " +
                               (n < 0 ? std::string("all threads") : std::to_string(n) + " threads") +
-                              " while the threads already there expect " +
+                              " while the threads already there (the first at " + where(b.loc) + ") expect " +
                               (b.expected < 0 ? std::string("all threads") : std::to_string(b.expected)));
   }
+  if (b.arrived == 0) b.loc = f->loc;
   ++b.arrived;
   b.participants.push_back(f);
   const bool complete = n < 0 ? b.arrived + c.exited >= c.nthreads : b.arrived >= n;
@@ -397,13 +662,16 @@ void cta_barrier(Fiber* f, uint32_t id, int n, const char* what) {
       block(w);
     }
   } else {
-    release_cta_barrier(b);
+    // The waiters' stores were attributed (and their clocks advanced past them) when they blocked.
+    track_writes(f);
+    tick(f);
+    release_cta_barrier(b, what);
   }
 }
 
 }  // namespace
 
-void syncthreads() { cta_barrier(self(), 0, -1, "__syncthreads"); }
+void syncthreads(SourceLoc loc) { cta_barrier(enter(loc, "__syncthreads"), 0, -1, "__syncthreads"); }
 
 // ---------------------------------------------------------------------------------------------
 // Shared memory.
@@ -454,34 +722,59 @@ void* dynamic_smem_base(size_t alignment, size_t bytes) {
 void track_writes(Fiber* f) {
   Cta& c = *f->cta;
   if (std::memcmp(c.smem, c.shadow.data(), c.size) == 0) return;
-  const uint64_t ep = g_emu->next_epoch();
+  const uint64_t ep = tick(f);
   constexpr size_t kBlock = 256;
   for (size_t blk = 0; blk < c.size; blk += kBlock) {
     const size_t len = std::min(kBlock, c.size - blk);
     if (std::memcmp(c.smem + blk, c.shadow.data() + blk, len) == 0) continue;
     for (size_t w = blk / 4; w < (blk + len) / 4; ++w) {
       if (std::memcmp(c.smem + 4 * w, c.shadow.data() + 4 * w, 4) == 0) continue;
+      if (!c.readers.empty()) {
+        // Found now, made since the thread last ran into the emulator: ordered as its clock was then.
+        const std::string what = "ordinary stores by " + thread_name(f) + " (found at its " + f->op + " at " +
+                                 where(f->loc) + ")";
+        check_overwrite(c, static_cast<uint32_t>(w), f->vc, f, what.c_str());
+      }
       std::memcpy(c.shadow.data() + 4 * w, c.smem + 4 * w, 4);
       if (c.unfenced[w] != f->tid) f->unfenced.push_back(static_cast<uint32_t>(w));
       c.unfenced[w] = f->tid;
+      c.writer[w] = f->tid;
       c.wepoch[w] = ep;
+      c.swizzle[w] = 0;
     }
   }
   f->tc_pub.s = ep;
 }
 
-void async_write(Cta& c, uint32_t off, const void* src, size_t bytes) {
+void async_write(Cta& c, uint32_t off, const void* src, size_t bytes, uint8_t swizzle) {
   std::memcpy(c.smem + off, src, bytes);
   std::memcpy(c.shadow.data() + off, src, bytes);
   const uint64_t ep = g_emu->next_epoch();
   for (size_t w = off / 4; w < (off + bytes + 3) / 4; ++w) {
     c.unfenced[w] = -1;
+    c.writer[w] = -1;
     c.wepoch[w] = ep;
+    c.swizzle[w] = swizzle;
   }
 }
 
-void check_async_read(Cta& c, const std::vector<uint32_t>& words, const char* op) {
+void check_async_read(Cta& c, const std::vector<uint32_t>& words, const char* op, const Fiber* reader,
+                      const model::Layout* layout) {
   for (uint32_t w : words) {
+    if (reader && c.writer[w] >= 0 && !(reader->cta == &c && c.writer[w] == reader->tid) &&
+        !knows_write(reader->vc, c, w))
+      fail_at(reader, "asynchronous read not ordered after the stores",
+              std::string(op) + " (async proxy) reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
+                  ") that thread " + std::to_string(c.writer[w]) +
+                  " wrote with ordinary stores, and no synchronisation orders those stores before this operation: "
+                  "a barrier (__syncthreads, or an mbarrier arrive and wait) between the stores and the operation "
+                  "is missing");
+    if (layout && c.swizzle[w] != 0 && c.swizzle[w] != 1 + static_cast<int>(*layout))
+      fail_at(reader, "MMA descriptor swizzle differs from the TMA load's",
+              std::string(op) + " reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() + ") as " +
+                  model::layout_name(*layout) + " (its matrix descriptor's layout), but the TMA load that wrote it "
+                  "used " + model::layout_name(static_cast<model::Layout>(c.swizzle[w] - 1)) +
+                  " (its tensor map's swizzle): the tensor map and the descriptor must describe the same layout");
     if (c.inflight[w])
       fail("shared memory read while a TMA load writes it",
            std::string(op) + " reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
@@ -511,8 +804,8 @@ void check_unchanged(Cta& c, const std::vector<uint32_t>& words, uint64_t since,
 // ---------------------------------------------------------------------------------------------
 // Named barriers, elect, shuffle.
 // ---------------------------------------------------------------------------------------------
-void named_barrier_sync(uint32_t id, uint32_t num_threads) {
-  Fiber* f = self();
+void named_barrier_sync(uint32_t id, uint32_t num_threads, SourceLoc loc) {
+  Fiber* f = enter(loc, "bar.sync");
   if (id > 15) fail("named barrier", "bar.sync id " + std::to_string(id) + ": ids are 0..15");
   if (num_threads == 0 || num_threads % 32 != 0)
     fail("named barrier", "bar.sync thread count " + std::to_string(num_threads) + " must be a positive multiple of 32");
@@ -527,39 +820,46 @@ namespace {
 int warp_members(const Fiber* f) { return std::min(32, f->cta->nthreads - 32 * f->warp); }
 }  // namespace
 
-bool elect_one_sync() {
-  Fiber* f = self();
+bool elect_one_sync(SourceLoc loc) {
+  Fiber* f = enter(loc, "elect.sync");
   Wait w;
   w.what = "elect.sync";
-  collective(f->cta->warp_coll[f->warp], warp_members(f), "elect.sync", w, [](std::vector<Fiber*>& all) {
-    for (Fiber* m : all) m->cresult = 0;
-    all.front()->cresult = 1;  // the lowest lane
-  });
+  collective(
+      f->cta->warp_coll[f->warp], warp_members(f), "elect.sync", w,
+      [](std::vector<Fiber*>& all) {
+        for (Fiber* m : all) m->cresult = 0;
+        all.front()->cresult = 1;  // the lowest lane
+      },
+      false);
   return f->cresult != 0;
 }
 
 // bar.warp.sync: every lane of the warp waits for the others. It reconverges a warp; it is not
 // counted as a thread synchronisation by the tcgen05.fence::after_thread_sync rule.
-void warp_sync() {
-  Fiber* f = self();
+void warp_sync(SourceLoc loc) {
+  Fiber* f = enter(loc, "bar.warp.sync");
   Wait w;
   w.what = "bar.warp.sync";
-  collective(f->cta->warp_coll[f->warp], warp_members(f), "bar.warp.sync", w, [](std::vector<Fiber*>&) {});
+  collective(
+      f->cta->warp_coll[f->warp], warp_members(f), "bar.warp.sync", w, [](std::vector<Fiber*>&) {}, false, true);
 }
 
-uint32_t shfl_broadcast(uint32_t value, int src_lane) {
-  Fiber* f = self();
+uint32_t shfl_broadcast(uint32_t value, int src_lane, SourceLoc loc) {
+  Fiber* f = enter(loc, "shfl.sync.idx");
   f->carg[0] = value;
   f->carg[1] = static_cast<uint64_t>(src_lane & 31);
   Wait w;
   w.what = "shfl.sync.idx";
-  collective(f->cta->warp_coll[f->warp], warp_members(f), "shfl.sync.idx", w, [](std::vector<Fiber*>& all) {
-    for (Fiber* m : all) {
-      const uint64_t src = m->carg[1];
-      if (src >= all.size()) fail("shfl.sync", "source lane " + std::to_string(src) + " is not in the warp");
-      m->cresult = all[src]->carg[0];
-    }
-  });
+  collective(
+      f->cta->warp_coll[f->warp], warp_members(f), "shfl.sync.idx", w,
+      [](std::vector<Fiber*>& all) {
+        for (Fiber* m : all) {
+          const uint64_t src = m->carg[1];
+          if (src >= all.size()) fail("shfl.sync", "source lane " + std::to_string(src) + " is not in the warp");
+          m->cresult = all[src]->carg[0];
+        }
+      },
+      false);
   return static_cast<uint32_t>(f->cresult);
 }
 
@@ -580,27 +880,48 @@ void cluster_barrier_check(Cluster& cl) {
   cl.barrier_epoch = g_emu->next_epoch();
   cl.tc_done = cl.tc_phase;
   cl.tc_phase = TcTop{};
+  cl.vc_done = std::move(cl.vc_phase);
+  cl.vc_phase = Clock{};
+  cl.xc_done = std::move(cl.xc_phase);
+  cl.xc_phase = Clock{};
+  cl.unf_done.swap(cl.unf_phase);
+  cl.unf_phase.clear();
   wake_all(cl.barrier_waiters);
 }
 
-void cluster_arrive_impl(const char* what) {
-  Fiber* f = self();
+void cluster_arrive_impl(Fiber* f, const char* what) {
   Cluster& cl = *emu().cluster;
   if (f->cluster_arrived_phase >= 0)
     fail("cluster barrier", std::string(what) + " twice without barrier.cluster.wait in between");
+  track_writes(f);
+  tick(f);
   f->cluster_arrived_phase = static_cast<int64_t>(cl.barrier_phase);
   cl.tc_phase.add(f, f->tc_pub);
+  cl.vc_phase.join(f->vc);
+  cl.xc_phase.join(f->xc);
+  if (f->tc_own.e[0] || f->tc_own.e[1]) {
+    TcUnfenced u = f->tc_own;
+    for (int k = 0; k < 2; ++k) {
+      u.sync[k] = f->loc;
+      u.sync_what[k] = what;
+    }
+    cl.unf_phase.push_back(u);
+  }
   ++cl.barrier_count;
   cluster_barrier_check(cl);
 }
 
 }  // namespace
 
-void cluster_arrive() { cluster_arrive_impl("barrier.cluster.arrive.release"); }
-void cluster_arrive_relaxed() { cluster_arrive_impl("barrier.cluster.arrive.relaxed"); }
+void cluster_arrive(SourceLoc loc) {
+  cluster_arrive_impl(enter(loc, "barrier.cluster.arrive"), "barrier.cluster.arrive.release");
+}
+void cluster_arrive_relaxed(SourceLoc loc) {
+  cluster_arrive_impl(enter(loc, "barrier.cluster.arrive.relaxed"), "barrier.cluster.arrive.relaxed");
+}
 
-void cluster_wait() {
-  Fiber* f = self();
+void cluster_wait(SourceLoc loc) {
+  Fiber* f = enter(loc, "barrier.cluster.wait");
   Cluster& cl = *emu().cluster;
   if (f->cluster_arrived_phase < 0)
     fail("cluster barrier", "barrier.cluster.wait without a barrier.cluster.arrive before it");
@@ -614,11 +935,25 @@ void cluster_wait() {
   }
   f->cluster_arrived_phase = -1;
   learn(f, cl.tc_done.without(f));
+  f->vc.join(cl.vc_done);
+  f->xc.join(cl.xc_done);
+  tick(f);
+  // The unfenced tcgen05 work the other arrivers carried.
+  for (const TcUnfenced& u : cl.unf_done)
+    for (int k = 0; k < 2; ++k)
+      if (u.who[k] != f && u.e[k] > f->tc_unf.e[k]) {
+        f->tc_unf.e[k] = u.e[k];
+        f->tc_unf.who[k] = u.who[k];
+        f->tc_unf.op[k] = u.op[k];
+        f->tc_unf.op_name[k] = u.op_name[k];
+        f->tc_unf.sync[k] = u.sync[k];
+        f->tc_unf.sync_what[k] = u.sync_what[k];
+      }
 }
 
-void cluster_sync() {
-  cluster_arrive();
-  cluster_wait();
+void cluster_sync(SourceLoc loc) {
+  cluster_arrive(loc);
+  cluster_wait(loc);
 }
 
 uint32_t mapa_shared(uint32_t addr, uint32_t cta_rank) {
@@ -659,7 +994,7 @@ void thread_exit(Fiber* f) {
   ++c.exited;
   // __syncthreads counts exited threads as arrived.
   NamedBar& b0 = c.bars[0];
-  if (b0.arrived > 0 && b0.arrived + c.exited >= c.nthreads) release_cta_barrier(b0);
+  if (b0.arrived > 0 && b0.arrived + c.exited >= c.nthreads) release_cta_barrier(b0, "__syncthreads");
   ++cl.exited;
   ++cl.barrier_count;
   cluster_barrier_check(cl);
@@ -777,7 +1112,8 @@ std::string deadlock_report(Emu& e) {
         Fiber* f = c.threads[t];
         if (f->state == Fiber::State::done) continue;
         const char* role = f->wait.tag.role ? f->wait.tag.role : f->role;
-        std::string what = (role ? "role " + std::string(role) + ": " : "") + describe_wait(f);
+        std::string what = (role ? "role " + std::string(role) + ", " : "") + "at " + where(f->wait.loc) + ": " +
+                           describe_wait(f);
         auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == what; });
         if (it == groups.end()) groups.push_back({what, {f->lane}});
         else it->second.push_back(f->lane);
@@ -826,6 +1162,15 @@ std::string deadlock_report(Emu& e) {
     }
   }
   if (omitted) r += "\n  ... and " + std::to_string(omitted) + " more group(s)";
+  if (!e.skips.empty()) {
+    std::string s = "threads waited for mbarrier phases out of step with their own earlier waits: ";
+    for (size_t i = 0; i < e.skips.size(); ++i)
+      s += (i ? "; " : "") + e.skips[i].first +
+           (e.skips[i].second > 1 ? " (and " + std::to_string(e.skips[i].second - 1) + " more threads alike)" : "");
+    diagnosis.push_back(s + ". A pipeline position (stage, phase) that no longer follows the barriers' phases: is "
+                            "a PipelineState re-initialised (for each tile?), or advanced a different number of times "
+                            "by the two sides?");
+  }
   for (const std::string& d : diagnosis) r += "\n  diagnosis: " + d;
   return r;
 }
@@ -1032,9 +1377,12 @@ Status launch_grid(const LaunchConfig& cfg, void (*body)(void*), void* ctx) {
                 std::memset(c->smem, kSmemPoison, smem_size);
                 c->shadow.assign(c->smem, c->smem + smem_size);
                 c->unfenced.assign(smem_size / 4, -1);
+                c->writer.assign(smem_size / 4, -1);
                 c->wepoch.assign(smem_size / 4, 0);
                 c->inflight.assign(smem_size / 4, 0);
+                c->swizzle.assign(smem_size / 4, 0);
                 c->warp_coll.resize((threads + 31) / 32);
+                c->warps.resize((threads + 31) / 32);
                 c->wg.resize((threads + 127) / 128);
                 for (int t = 0; t < c->nthreads; ++t) {
                   Fiber* f = fiber_i < e.pool.size() ? e.pool[fiber_i].get() : new_fiber(e);
@@ -1046,6 +1394,7 @@ Status launch_grid(const LaunchConfig& cfg, void (*body)(void*), void* ctx) {
                   f->mapping = mapping;
                   f->cta = c.get();
                   f->tid = t;
+                  f->slot = cluster_slot(*c, t);
                   f->tidx = dim3(t % cfg.block.x, (t / cfg.block.x) % cfg.block.y, t / (cfg.block.x * cfg.block.y));
                   f->warp = t / 32;
                   f->lane = t % 32;
@@ -1059,6 +1408,9 @@ Status launch_grid(const LaunchConfig& cfg, void (*body)(void*), void* ctx) {
               }
           // CTAs in rank order, as cta_of_rank indexes them.
           std::sort(cl.ctas.begin(), cl.ctas.end(), [](const auto& a, const auto& b) { return a->rank < b->rank; });
+          cl.next_slot = static_cast<size_t>(cl.threads);  // mbarrier slots follow the threads'
+          e.readers.clear();
+          e.skips.clear();
           e.stats.threads += static_cast<uint64_t>(cl.threads);
           ++e.stats.clusters;
           try {
@@ -1097,17 +1449,21 @@ Status launch_grid(const LaunchConfig& cfg, void (*body)(void*), void* ctx) {
 namespace gemm {
 uint32_t smem_addr(const void* p) { return emu::smem_addr(p); }
 void* dynamic_smem_base(size_t alignment, size_t bytes) { return emu::dynamic_smem_base(alignment, bytes); }
-void named_barrier_sync(uint32_t id, uint32_t num_threads) { emu::named_barrier_sync(id, num_threads); }
-bool elect_one_sync() { return emu::elect_one_sync(); }
-void warp_sync() { emu::warp_sync(); }
-uint32_t shfl_broadcast(uint32_t value, int src_lane) { return emu::shfl_broadcast(value, src_lane); }
+void named_barrier_sync(uint32_t id, uint32_t num_threads, SourceLoc loc) {
+  emu::named_barrier_sync(id, num_threads, loc);
+}
+bool elect_one_sync(SourceLoc loc) { return emu::elect_one_sync(loc); }
+void warp_sync(SourceLoc loc) { emu::warp_sync(loc); }
+uint32_t shfl_broadcast(uint32_t value, int src_lane, SourceLoc loc) {
+  return emu::shfl_broadcast(value, src_lane, loc);
+}
 uint32_t cluster_ctarank() { return emu::cluster_ctarank(); }
 uint32_t cluster_nctarank() { return emu::cluster_nctarank(); }
 uint32_t cluster_id_x() { return emu::cluster_id_x(); }
 uint32_t cluster_count_x() { return emu::cluster_count_x(); }
-void cluster_arrive() { emu::cluster_arrive(); }
-void cluster_arrive_relaxed() { emu::cluster_arrive_relaxed(); }
-void cluster_wait() { emu::cluster_wait(); }
-void cluster_sync() { emu::cluster_sync(); }
+void cluster_arrive(SourceLoc loc) { emu::cluster_arrive(loc); }
+void cluster_arrive_relaxed(SourceLoc loc) { emu::cluster_arrive_relaxed(loc); }
+void cluster_wait(SourceLoc loc) { emu::cluster_wait(loc); }
+void cluster_sync(SourceLoc loc) { emu::cluster_sync(loc); }
 uint32_t mapa_shared(uint32_t addr, uint32_t cta_rank) { return emu::mapa_shared(addr, cta_rank); }
 }  // namespace gemm

@@ -31,6 +31,7 @@ Tmem& tmem_of(Cta& c) {
 // synchronisation to be covered by a later tcgen05.fence::after_thread_sync; a tcgen05.mma needs
 // that for TMEM writes and reads and shared-memory writes.
 void check_fenced_after_sync(Fiber* f, const char* what, bool mma) {
+  check_tc_unfenced(f, what);
   const TcKnow& k = f->tc_known;
   const TcKnow& d = f->tc_fenced;
   const char* dep = k.w > d.w            ? "TMEM written by tcgen05.mma or tcgen05.alloc"
@@ -95,22 +96,41 @@ struct MmaPart {
   Cta* cta;  // whose A rows and TMEM lanes
 };
 
+// A thread's own tcgen05 work (kind 0: TMEM written, 1: TMEM read), not yet fenced before a
+// thread synchronisation.
+void own_tc(Fiber* f, int kind, uint64_t epoch) {
+  f->tc_own.e[kind] = epoch;
+  f->tc_own.op[kind] = f->loc;
+  f->tc_own.op_name[kind] = f->op;
+  f->tc_own.who[kind] = f;
+  f->tc_own_ever[kind] = std::max(f->tc_own_ever[kind], epoch);
+}
+
+// tcgen05.fence::before_thread_sync, and the one a tcgen05.commit implies: the thread's own
+// tcgen05 work is now ordered before its next synchronisation, which publishes it.
+void fence_own_tc(Fiber* f) {
+  f->tc_pub.w = std::max(f->tc_pub.w, f->tc_own.e[0]);
+  f->tc_pub.r = std::max(f->tc_pub.r, f->tc_own.e[1]);
+  f->tc_own = TcUnfenced{};
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Fences.
 // ---------------------------------------------------------------------------------------------
-void tcgen05_fence_before_thread_sync() { (void)self(); }
-void tcgen05_fence_after_thread_sync() {
-  Fiber* f = self();
+void tcgen05_fence_before_thread_sync(SourceLoc loc) { fence_own_tc(enter(loc, "tcgen05.fence::before_thread_sync")); }
+void tcgen05_fence_after_thread_sync(SourceLoc loc) {
+  Fiber* f = enter(loc, "tcgen05.fence::after_thread_sync");
+  check_tc_unfenced(f, "tcgen05.fence::after_thread_sync");
   f->tc_fenced = f->tc_known;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Allocation.
 // ---------------------------------------------------------------------------------------------
-void tmem_alloc_n(int cta_group, uint32_t* slot, uint32_t num_columns) {
-  Fiber* f = self();
+void tmem_alloc_n(int cta_group, uint32_t* slot, uint32_t num_columns, SourceLoc loc) {
+  Fiber* f = enter(loc, "tcgen05.alloc");
   const char* what = "tcgen05.alloc";
   use_cta_group(cta_group, what);
   Cta& c = *f->cta;
@@ -145,7 +165,7 @@ void tmem_alloc_n(int cta_group, uint32_t* slot, uint32_t num_columns) {
         const uint32_t addr = col;  // lane 0, the first column
         async_write(c, static_cast<uint32_t>(all.front()->carg[0]), &addr, 4);
         t.last_use_epoch = emu().next_epoch();
-        for (Fiber* m : all) m->tc_pub.w = t.last_use_epoch;
+        for (Fiber* m : all) own_tc(m, 0, t.last_use_epoch);
         return;
       }
       uint32_t used = 0;
@@ -161,8 +181,8 @@ void tmem_alloc_n(int cta_group, uint32_t* slot, uint32_t num_columns) {
   });
 }
 
-void tmem_dealloc_n(int cta_group, uint32_t taddr, uint32_t num_columns) {
-  Fiber* f = self();
+void tmem_dealloc_n(int cta_group, uint32_t taddr, uint32_t num_columns, SourceLoc loc) {
+  Fiber* f = enter(loc, "tcgen05.dealloc");
   const char* what = "tcgen05.dealloc";
   use_cta_group(cta_group, what);
   Cta& c = *f->cta;
@@ -206,14 +226,14 @@ void tmem_dealloc_n(int cta_group, uint32_t taddr, uint32_t num_columns) {
     }
     t.allocs.erase(it);
     const uint64_t e = emu().next_epoch();
-    for (Fiber* m : all) m->tc_pub.w = e;
+    for (Fiber* m : all) own_tc(m, 0, e);
     wake_all(t.alloc_waiters);
     (void)what;
   });
 }
 
-void tmem_relinquish_alloc_permit_n(int cta_group) {
-  Fiber* f = self();
+void tmem_relinquish_alloc_permit_n(int cta_group, SourceLoc loc) {
+  Fiber* f = enter(loc, "tcgen05.relinquish_alloc_permit");
   use_cta_group(cta_group, "tcgen05.relinquish_alloc_permit");
   tmem_of(*f->cta).relinquished = true;
 }
@@ -222,8 +242,8 @@ void tmem_relinquish_alloc_permit_n(int cta_group) {
 // MMA and commit.
 // ---------------------------------------------------------------------------------------------
 void tcgen05_mma_f16_n(int cta_group, uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc,
-                       bool enable_input_d) {
-  Fiber* f = self();
+                       bool enable_input_d, SourceLoc loc) {
+  Fiber* f = enter(loc, "tcgen05.mma");
   const char* what = "tcgen05.mma";
   use_cta_group(cta_group, what);
   check_fenced_after_sync(f, what, true);
@@ -253,8 +273,8 @@ void tcgen05_mma_f16_n(int cta_group, uint32_t d_tmem, uint64_t a_desc, uint64_t
   const int b_rows = cta_group == 2 ? n / 2 : n;
   track_writes(f);
   for (Cta* p : parts) {
-    check_async_read(*p, operand_words(*p, a, 0, 128, "tcgen05.mma A"), "tcgen05.mma (A)");
-    check_async_read(*p, operand_words(*p, b, 0, b_rows, "tcgen05.mma B"), "tcgen05.mma (B)");
+    check_async_read(*p, operand_words(*p, a, 0, 128, "tcgen05.mma A"), "tcgen05.mma (A)", f, &a.layout);
+    check_async_read(*p, operand_words(*p, b, 0, b_rows, "tcgen05.mma B"), "tcgen05.mma (B)", f, &b.layout);
   }
   const uint64_t issue = emu().next_epoch();
   for (Cta* p : parts) {
@@ -263,9 +283,9 @@ void tcgen05_mma_f16_n(int cta_group, uint32_t d_tmem, uint64_t a_desc, uint64_t
     t.last_use_epoch = issue;
   }
   ++f->tc_pending;
-  f->tc_pub.w = issue;
+  own_tc(f, 0, issue);
   const model::Idesc idd = id.idesc;
-  const std::string issuer = thread_name(f);
+  const std::string issuer = thread_name(f) + " at " + where(loc);
   enqueue(f->tc_queue, [f, parts, a, b, idd, col, b_rows, enable_input_d, issue, issuer] {
     // B: the rows of the whole N, from the leader then the peer (cta_group::2).
     std::vector<float> bv;
@@ -312,6 +332,8 @@ namespace {
 void commit(int cta_group, uint64_t* bar, uint16_t mask, bool multicast, const char* what) {
   Fiber* f = self();
   use_cta_group(cta_group, what);
+  track_writes(f);
+  fence_own_tc(f);  // tcgen05.commit implies tcgen05.fence::before_thread_sync
   Cta& c = *f->cta;
   const uint32_t off = smem_offset(c, bar, 8, what);
   std::vector<Cta*> targets;
@@ -329,23 +351,25 @@ void commit(int cta_group, uint64_t* bar, uint16_t mask, bool multicast, const c
     MBarrier& b = mbarrier_at(*t, off, what);
     mbarrier_check_use(*t, off, b, f, t != &c, true, what);
   }
-  const std::string name = std::string(what) + " issued by " + thread_name(f);
-  enqueue(f->tc_queue, [targets, off, name] {
+  auto is = std::make_shared<Issue>(issue_of(f, what));
+  enqueue(f->tc_queue, [targets, off, is] {
     for (Cta* t : targets) {
-      MBarrier& b = mbarrier_at(*t, off, name.c_str());
-      mbarrier_check_use(*t, off, b, nullptr, false, true, name.c_str());
-      mbarrier_arrive_on(*t, off, name.c_str());
+      MBarrier& b = mbarrier_at(*t, off, is->name.c_str());
+      mbarrier_check_use(*t, off, b, nullptr, false, true, is->name.c_str());
+      mbarrier_arrive_on(*t, off, is->name.c_str(), is.get());
     }
   });
 }
 
 }  // namespace
 
-void tcgen05_commit_n(int cta_group, uint64_t* bar) {
+void tcgen05_commit_n(int cta_group, uint64_t* bar, SourceLoc loc) {
+  enter(loc, "tcgen05.commit");
   commit(cta_group, bar, 0, false, "tcgen05.commit");
 }
 
-void tcgen05_commit_multicast_n(int cta_group, uint64_t* bar, uint16_t cta_mask) {
+void tcgen05_commit_multicast_n(int cta_group, uint64_t* bar, uint16_t cta_mask, SourceLoc loc) {
+  enter(loc, "tcgen05.commit.multicast::cluster");
   commit(cta_group, bar, cta_mask, true, "tcgen05.commit.multicast::cluster");
 }
 
@@ -354,8 +378,8 @@ void tcgen05_commit_multicast_n(int cta_group, uint64_t* bar, uint16_t cta_mask)
 // ---------------------------------------------------------------------------------------------
 namespace {
 
-void tmem_ld(uint32_t taddr, uint32_t* v, uint32_t ncols, const char* what) {
-  Fiber* f = self();
+void tmem_ld(uint32_t taddr, uint32_t* v, uint32_t ncols, const char* what, SourceLoc loc) {
+  Fiber* f = enter(loc, what);
   Cta& c = *f->cta;
   f->carg[0] = taddr;
   f->carg[1] = ncols;
@@ -407,17 +431,21 @@ void tmem_ld(uint32_t taddr, uint32_t* v, uint32_t ncols, const char* what) {
       m->lds.push_back(std::move(ld));
     }
     t.last_use_epoch = emu().next_epoch();
-    for (Fiber* m : all) m->tc_pub.r = t.last_use_epoch;
+    for (Fiber* m : all) own_tc(m, 1, t.last_use_epoch);
   });
 }
 
 }  // namespace
 
-void tmem_ld_32x32b_x16(uint32_t taddr, uint32_t (&v)[16]) { tmem_ld(taddr, v, 16, "tcgen05.ld.32x32b.x16"); }
-void tmem_ld_32x32b_x32(uint32_t taddr, uint32_t (&v)[32]) { tmem_ld(taddr, v, 32, "tcgen05.ld.32x32b.x32"); }
+void tmem_ld_32x32b_x16(uint32_t taddr, uint32_t (&v)[16], SourceLoc loc) {
+  tmem_ld(taddr, v, 16, "tcgen05.ld.32x32b.x16", loc);
+}
+void tmem_ld_32x32b_x32(uint32_t taddr, uint32_t (&v)[32], SourceLoc loc) {
+  tmem_ld(taddr, v, 32, "tcgen05.ld.32x32b.x32", loc);
+}
 
-void tmem_wait_ld() {
-  Fiber* f = self();
+void tmem_wait_ld(SourceLoc loc) {
+  Fiber* f = enter(loc, "tcgen05.wait::ld");
   for (PendingLd& ld : f->lds) {
     for (uint32_t k = 0; k < ld.ncols; ++k)
       if (ld.regs[k] != kRegPoison)
@@ -431,24 +459,26 @@ void tmem_wait_ld() {
 }  // namespace gemm::emu
 
 namespace gemm::blackwell {
-void tcgen05_fence_before_thread_sync() { emu::tcgen05_fence_before_thread_sync(); }
-void tcgen05_fence_after_thread_sync() { emu::tcgen05_fence_after_thread_sync(); }
+void tcgen05_fence_before_thread_sync(SourceLoc loc) { emu::tcgen05_fence_before_thread_sync(loc); }
+void tcgen05_fence_after_thread_sync(SourceLoc loc) { emu::tcgen05_fence_after_thread_sync(loc); }
 void tcgen05_mma_f16_n(int cta_group, uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc,
-                       bool enable_input_d) {
-  emu::tcgen05_mma_f16_n(cta_group, d_tmem, a_desc, b_desc, idesc, enable_input_d);
+                       bool enable_input_d, SourceLoc loc) {
+  emu::tcgen05_mma_f16_n(cta_group, d_tmem, a_desc, b_desc, idesc, enable_input_d, loc);
 }
-void tcgen05_commit_n(int cta_group, uint64_t* bar) { emu::tcgen05_commit_n(cta_group, bar); }
-void tcgen05_commit_multicast_n(int cta_group, uint64_t* bar, uint16_t cta_mask) {
-  emu::tcgen05_commit_multicast_n(cta_group, bar, cta_mask);
+void tcgen05_commit_n(int cta_group, uint64_t* bar, SourceLoc loc) { emu::tcgen05_commit_n(cta_group, bar, loc); }
+void tcgen05_commit_multicast_n(int cta_group, uint64_t* bar, uint16_t cta_mask, SourceLoc loc) {
+  emu::tcgen05_commit_multicast_n(cta_group, bar, cta_mask, loc);
 }
-void tmem_alloc_n(int cta_group, uint32_t* slot, uint32_t num_columns) {
-  emu::tmem_alloc_n(cta_group, slot, num_columns);
+void tmem_alloc_n(int cta_group, uint32_t* slot, uint32_t num_columns, SourceLoc loc) {
+  emu::tmem_alloc_n(cta_group, slot, num_columns, loc);
 }
-void tmem_dealloc_n(int cta_group, uint32_t taddr, uint32_t num_columns) {
-  emu::tmem_dealloc_n(cta_group, taddr, num_columns);
+void tmem_dealloc_n(int cta_group, uint32_t taddr, uint32_t num_columns, SourceLoc loc) {
+  emu::tmem_dealloc_n(cta_group, taddr, num_columns, loc);
 }
-void tmem_relinquish_alloc_permit_n(int cta_group) { emu::tmem_relinquish_alloc_permit_n(cta_group); }
-void tmem_ld_32x32b_x16(uint32_t taddr, uint32_t (&v)[16]) { emu::tmem_ld_32x32b_x16(taddr, v); }
-void tmem_ld_32x32b_x32(uint32_t taddr, uint32_t (&v)[32]) { emu::tmem_ld_32x32b_x32(taddr, v); }
-void tmem_wait_ld() { emu::tmem_wait_ld(); }
+void tmem_relinquish_alloc_permit_n(int cta_group, SourceLoc loc) {
+  emu::tmem_relinquish_alloc_permit_n(cta_group, loc);
+}
+void tmem_ld_32x32b_x16(uint32_t taddr, uint32_t (&v)[16], SourceLoc loc) { emu::tmem_ld_32x32b_x16(taddr, v, loc); }
+void tmem_ld_32x32b_x32(uint32_t taddr, uint32_t (&v)[32], SourceLoc loc) { emu::tmem_ld_32x32b_x32(taddr, v, loc); }
+void tmem_wait_ld(SourceLoc loc) { emu::tmem_wait_ld(loc); }
 }  // namespace gemm::blackwell

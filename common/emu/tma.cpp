@@ -81,8 +81,8 @@ struct LoadDest {
 };
 
 void tma_load(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1, uint16_t mask,
-              bool multicast, bool pair, const char* what) {
-  Fiber* f = self();
+              bool multicast, bool pair, const char* what, SourceLoc loc) {
+  Fiber* f = enter(loc, what);
   Cta& c = *f->cta;
   const model::TensorMap2D m = decode_map(map, what);
   const uint32_t bytes = box_bytes(m);
@@ -105,6 +105,7 @@ void tma_load(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0,
   if (pair && c.cluster->ctas.size() < 2)
     fail("cta_group::2", std::string(what) + ": a CTA pair needs a cluster of at least 2 CTAs");
 
+  const uint8_t tag = static_cast<uint8_t>(1 + static_cast<int>(m.swizzle));
   std::vector<LoadDest> dests;
   for (Cta* t : targets) {
     Cta* bc = pair ? &cta_of_rank(static_cast<uint32_t>(c.rank) & ~1u) : t;
@@ -113,15 +114,17 @@ void tma_load(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0,
     if (t->done) fail("CTA exiting with peer traffic in flight", std::string(what) + " into " + t->name() + ", which has exited");
     dests.push_back({t, bc, b.phase});
     ++b.inflight[b.phase];
+    // A buffer an asynchronous operation still reads must not be overwritten (AsyncReader).
+    for (uint32_t w : box_words(off, m)) check_overwrite(*t, w, f->vc, f, what);
     // The destination is poisoned until the load completes.
     std::vector<uint8_t> poison(bytes, 0xFF);
-    async_write(*t, off, poison.data(), bytes);
+    async_write(*t, off, poison.data(), bytes, tag);
     for (uint32_t w : box_words(off, m)) ++t->inflight[w];
   }
-  const std::string issuer = thread_name(f);
+  auto is = std::make_shared<Issue>(issue_of(f, what));
   Queue* q = new Queue;
   q->transient = true;
-  enqueue(*q, [m, off, bar_off, c0, c1, dests, bytes, what, issuer] {
+  enqueue(*q, [m, off, bar_off, c0, c1, dests, bytes, is, tag] {
     // Read global memory now, at completion; zeros past the edges.
     const uint32_t row_bytes = m.box_cols * m.elem_bytes;
     std::vector<uint8_t> chunk(16);
@@ -133,65 +136,80 @@ void tma_load(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0,
             if (g) std::memcpy(&chunk[e], g, m.elem_bytes);
             else std::memset(&chunk[e], 0, m.elem_bytes);
           }
-          async_write(*d.data, box_offset(*d.data, off, m, r, b), chunk.data(), 16);
+          async_write(*d.data, box_offset(*d.data, off, m, r, b), chunk.data(), 16, tag);
         }
       for (uint32_t w : box_words(off, m)) --d.data->inflight[w];
-      mbarrier_complete_tx(*d.barrier, bar_off, bytes, d.phase,
-                           (std::string(what) + " issued by " + issuer).c_str());
+      mbarrier_complete_tx(*d.barrier, bar_off, bytes, d.phase, *is);
     }
   });
 }
 
 }  // namespace
 
-void tma_prefetch_descriptor(const CUtensorMap* map) {
-  (void)self();
+void tma_prefetch_descriptor(const CUtensorMap* map, SourceLoc loc) {
+  enter(loc, "prefetch.tensormap");
   decode_map(map, "prefetch.tensormap");
 }
 
-void tma_load_2d(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1) {
-  tma_load(smem_dst, map, bar, c0, c1, 0, false, false, "cp.async.bulk.tensor.2d (TMA load)");
+void tma_load_2d(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1, SourceLoc loc) {
+  tma_load(smem_dst, map, bar, c0, c1, 0, false, false, "cp.async.bulk.tensor.2d (TMA load)", loc);
 }
 
-void tma_load_3d(void*, const CUtensorMap*, uint64_t*, int32_t, int32_t, int32_t) {
-  (void)self();
+void tma_load_3d(void*, const CUtensorMap*, uint64_t*, int32_t, int32_t, int32_t, SourceLoc loc) {
+  enter(loc, "cp.async.bulk.tensor.3d");
   fail("not modelled", "cp.async.bulk.tensor.3d: the emulator models 2D tensor maps only");
 }
 
 void tma_load_2d_multicast(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1,
-                           uint16_t cta_mask) {
-  tma_load(smem_dst, map, bar, c0, c1, cta_mask, true, false, "cp.async.bulk.tensor.2d.multicast::cluster (TMA load)");
+                           uint16_t cta_mask, SourceLoc loc) {
+  tma_load(smem_dst, map, bar, c0, c1, cta_mask, true, false, "cp.async.bulk.tensor.2d.multicast::cluster (TMA load)",
+           loc);
 }
 
-void tma_load_2d_cta_pair(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1) {
-  tma_load(smem_dst, map, bar, c0, c1, 0, false, true, "cp.async.bulk.tensor.2d.cta_group::2 (TMA load)");
+void tma_load_2d_cta_pair(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1,
+                          SourceLoc loc) {
+  tma_load(smem_dst, map, bar, c0, c1, 0, false, true, "cp.async.bulk.tensor.2d.cta_group::2 (TMA load)", loc);
 }
 
-void tma_store_2d(const CUtensorMap* map, const void* smem_src, int32_t c0, int32_t c1) {
+void tma_store_2d(const CUtensorMap* map, const void* smem_src, int32_t c0, int32_t c1, SourceLoc loc) {
   const char* what = "cp.async.bulk.tensor.2d (TMA store)";
-  Fiber* f = self();
+  Fiber* f = enter(loc, what);
   Cta& c = *f->cta;
   const model::TensorMap2D m = decode_map(map, what);
   const uint32_t off = smem_offset(c, smem_src, box_bytes(m), what);
   check_box_alignment(c, off, m, what);
   track_writes(f);
-  check_async_read(c, box_words(off, m), what);
+  check_async_read(c, box_words(off, m), what, f);
   StoreReq s;
   s.map = m;
   s.src_off = off;
   s.c0 = c0;
   s.c1 = c1;
   s.issue_epoch = emu().next_epoch();
+  s.loc = loc;
   f->open_stores.push_back(s);
 }
 
-void tma_store_commit_group() {
-  Fiber* f = self();
+void tma_store_commit_group(SourceLoc loc) {
+  Fiber* f = enter(loc, "cp.async.bulk.commit_group");
   std::vector<StoreReq> group;
   group.swap(f->open_stores);
   ++f->store_groups;
-  const std::string issuer = thread_name(f);
-  enqueue(f->store_queue, [f, group, issuer] {
+  // The group reads its boxes until its issuer's wait_group.read covers it.
+  auto r = std::make_unique<AsyncReader>();
+  r->store = true;
+  r->cta = f->cta;
+  r->warp = f->tid;
+  r->seq = ++f->stores_committed;
+  r->loc = group.empty() ? loc : group.front().loc;
+  r->commit_loc = loc;
+  r->issue_slot = f->slot;
+  r->issue_time = tick(f);
+  const uint32_t id = new_reader(std::move(r));
+  for (const StoreReq& s : group) add_reader(*f->cta, box_words(s.src_off, s.map), static_cast<int>(f->cta->warp_coll.size()), id);
+  f->store_readers.push_back(id);
+  const std::string issuer = thread_name(f) + " at " + where(loc);
+  enqueue(f->store_queue, [f, group, issuer, id] {
     Cta& c = *f->cta;
     for (const StoreReq& s : group) {
       const model::TensorMap2D& m = s.map;
@@ -206,13 +224,14 @@ void tma_store_commit_group() {
         }
     }
     --f->store_groups;
+    reader(id).done = true;
     wake_all(f->store_waiters);
   });
 }
 
 namespace {
-void store_wait(int n, const char* what) {
-  Fiber* f = self();
+void store_wait(int n, const char* what, SourceLoc loc) {
+  Fiber* f = enter(loc, what);
   if (n < 0) fail("bulk wait_group", "the group count must be non-negative");
   Wait w;
   w.kind = WaitKind::bulk_wait;
@@ -223,33 +242,44 @@ void store_wait(int n, const char* what) {
     f->store_waiters.push_back(f);
     block(w);
   }
+  // The groups it covers no longer read shared memory, as far as threads ordered after it know.
+  const uint64_t t = tick(f);
+  const uint64_t covered = f->stores_committed > static_cast<uint64_t>(n) ? f->stores_committed - n : 0;
+  while (!f->store_readers.empty() && reader(f->store_readers.front()).seq <= covered) {
+    AsyncReader& r = reader(f->store_readers.front());
+    r.seen[0] = t;
+    r.seen_loc = loc;
+    f->store_readers.pop_front();
+  }
 }
 }  // namespace
 
-void tma_store_wait_group_read_n(int n) { store_wait(n, "cp.async.bulk.wait_group.read"); }
-void tma_store_wait_group_n(int n) { store_wait(n, "cp.async.bulk.wait_group"); }
+void tma_store_wait_group_read_n(int n, SourceLoc loc) { store_wait(n, "cp.async.bulk.wait_group.read", loc); }
+void tma_store_wait_group_n(int n, SourceLoc loc) { store_wait(n, "cp.async.bulk.wait_group", loc); }
 
 }  // namespace gemm::emu
 
 namespace gemm {
-void tma_prefetch_descriptor(const CUtensorMap* map) { emu::tma_prefetch_descriptor(map); }
-void tma_load_2d(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1) {
-  emu::tma_load_2d(smem_dst, map, bar, c0, c1);
+void tma_prefetch_descriptor(const CUtensorMap* map, SourceLoc loc) { emu::tma_prefetch_descriptor(map, loc); }
+void tma_load_2d(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1, SourceLoc loc) {
+  emu::tma_load_2d(smem_dst, map, bar, c0, c1, loc);
 }
-void tma_load_3d(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1, int32_t c2) {
-  emu::tma_load_3d(smem_dst, map, bar, c0, c1, c2);
+void tma_load_3d(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1, int32_t c2,
+                 SourceLoc loc) {
+  emu::tma_load_3d(smem_dst, map, bar, c0, c1, c2, loc);
 }
 void tma_load_2d_multicast(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1,
-                           uint16_t cta_mask) {
-  emu::tma_load_2d_multicast(smem_dst, map, bar, c0, c1, cta_mask);
+                           uint16_t cta_mask, SourceLoc loc) {
+  emu::tma_load_2d_multicast(smem_dst, map, bar, c0, c1, cta_mask, loc);
 }
-void tma_load_2d_cta_pair(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1) {
-  emu::tma_load_2d_cta_pair(smem_dst, map, bar, c0, c1);
+void tma_load_2d_cta_pair(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1,
+                          SourceLoc loc) {
+  emu::tma_load_2d_cta_pair(smem_dst, map, bar, c0, c1, loc);
 }
-void tma_store_2d(const CUtensorMap* map, const void* smem_src, int32_t c0, int32_t c1) {
-  emu::tma_store_2d(map, smem_src, c0, c1);
+void tma_store_2d(const CUtensorMap* map, const void* smem_src, int32_t c0, int32_t c1, SourceLoc loc) {
+  emu::tma_store_2d(map, smem_src, c0, c1, loc);
 }
-void tma_store_commit_group() { emu::tma_store_commit_group(); }
-void tma_store_wait_group_read_n(int n) { emu::tma_store_wait_group_read_n(n); }
-void tma_store_wait_group_n(int n) { emu::tma_store_wait_group_n(n); }
+void tma_store_commit_group(SourceLoc loc) { emu::tma_store_commit_group(loc); }
+void tma_store_wait_group_read_n(int n, SourceLoc loc) { emu::tma_store_wait_group_read_n(n, loc); }
+void tma_store_wait_group_n(int n, SourceLoc loc) { emu::tma_store_wait_group_n(n, loc); }
 }  // namespace gemm

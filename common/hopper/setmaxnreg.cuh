@@ -25,10 +25,19 @@ GEMM_DEVICE void setmaxnreg_dec() {
 
 #elif defined(GEMM_EMULATED)
 
+// The emulator checks that a whole warpgroup executes it with one count (.sync.aligned); it
+// does not model registers.
+void setmaxnreg_n(bool inc, int n, SourceLoc loc = SourceLoc::current());
 template <int N>
-void setmaxnreg_inc() {}
+void setmaxnreg_inc(SourceLoc loc = SourceLoc::current()) {
+  static_assert(N >= 24 && N <= 256 && N % 8 == 0, "setmaxnreg: 24..256, a multiple of 8");
+  setmaxnreg_n(true, N, loc);
+}
 template <int N>
-void setmaxnreg_dec() {}
+void setmaxnreg_dec(SourceLoc loc = SourceLoc::current()) {
+  static_assert(N >= 24 && N <= 256 && N % 8 == 0, "setmaxnreg: 24..256, a multiple of 8");
+  setmaxnreg_n(false, N, loc);
+}
 
 #endif
 

@@ -100,18 +100,20 @@ GEMM_DEVICE void wgmma_f32_f16_ss(float (&d)[N / 2], uint64_t a_desc, uint64_t b
 
 #elif defined(GEMM_EMULATED)
 
-void wgmma_fence();
-void wgmma_commit_group();
-void wgmma_wait_group_n(int n);
+void wgmma_fence(SourceLoc loc = SourceLoc::current());
+void wgmma_commit_group(SourceLoc loc = SourceLoc::current());
+void wgmma_wait_group_n(int n, SourceLoc loc = SourceLoc::current());
 template <int N>
-void wgmma_wait_group() { wgmma_wait_group_n(N); }
+void wgmma_wait_group(SourceLoc loc = SourceLoc::current()) { wgmma_wait_group_n(N, loc); }
 template <int R>
 void wgmma_fence_operands(float (&)[R]) {}
-void wgmma_f32_f16_ss_n(int n, float* d, uint64_t a_desc, uint64_t b_desc, bool accumulate);
+void wgmma_f32_f16_ss_n(int n, float* d, uint64_t a_desc, uint64_t b_desc, bool accumulate,
+                        SourceLoc loc = SourceLoc::current());
 template <int N>
-void wgmma_f32_f16_ss(float (&d)[N / 2], uint64_t a_desc, uint64_t b_desc, bool accumulate) {
+void wgmma_f32_f16_ss(float (&d)[N / 2], uint64_t a_desc, uint64_t b_desc, bool accumulate,
+                      SourceLoc loc = SourceLoc::current()) {
   static_assert(N == 128 || N == 256, "wrapped wgmma shapes: m64n128k16 and m64n256k16");
-  wgmma_f32_f16_ss_n(N, d, a_desc, b_desc, accumulate);
+  wgmma_f32_f16_ss_n(N, d, a_desc, b_desc, accumulate, loc);
 }
 
 #endif

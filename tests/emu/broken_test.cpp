@@ -123,7 +123,8 @@ std::vector<Case> cases() {
       add("store_no_wait", Bug::store_no_wait, kTwoTiles,
           {"TMA store still reading shared memory at exit", "cp.async.bulk.wait_group.read 0 is missing"});
       add("store_overwritten", Bug::store_overwritten, kTwoTiles,
-          {"shared memory overwritten while an asynchronous operation reads it", "a TMA store"});
+          {"shared memory overwritten while an asynchronous operation reads it", "the TMA store group committed at",
+           "its issuer has not passed a cp.async.bulk.wait_group.read covering it"});
       add("divergent_wgmma", Bug::divergent_wgmma, kTwoTiles,
           {"divergent .sync.aligned instruction", "wgmma.commit_group", "wgmma.mma_async"});
     }

@@ -55,7 +55,10 @@ struct alignas(1024) TmemStorage {
 __global__ void tmem_ld_kernel(uint32_t* out) {
   using namespace gemm::blackwell;
   TmemStorage& s = dynamic_smem<TmemStorage>();
-  if (warp_id() == 0) tmem_alloc<1, 32>(&s.tmem);
+  if (warp_id() == 0) {
+    tmem_alloc<1, 32>(&s.tmem);
+    tcgen05_fence_before_thread_sync();  // the alloc, before the barrier in fill_operands
+  }
   if (threadIdx.x == 0) {
     mbarrier_init(&s.done, 1);
     fence_mbarrier_init();

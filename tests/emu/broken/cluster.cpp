@@ -98,6 +98,7 @@ __global__ void pair_kernel(const __grid_constant__ CUtensorMap map_a, const __g
   }
   mbarrier_wait(&s.mma_done, 0, WaitTag{"mma_done", "epilogue"});
   tcgen05_fence_after_thread_sync();
+  warp_sync();  // lane 0 of warp 0 ran the MMAs (and waited on `full`) apart from the others
   const int warp = warp_id();
   for (int c = 0; c < 256; c += 32) {
     uint32_t v[32];
