@@ -1,0 +1,137 @@
+# Single-bug variants of the real steps (cmake/GemmVariant.cmake says how these are made and run):
+# each is one bug, and must fail on the emulator with the message of its rule, naming the step file
+# and the line, on every emulator seed it runs with. Grouped by the rule; both tracks wherever the
+# bug exists on both. Keep REPLACE texts to code (comments change more often), and keep each
+# replacement's line count so that the lines keep their numbers.
+
+# --- tcgen05.fence::before_thread_sync dropped before a thread barrier (blackwell) ---------------
+# A thread's tcgen05 work is handed to other threads by a barrier only when the thread fenced it:
+# the other threads' after_thread_sync names the work, the barrier and the missing fence.
+# At set-up: warp 0's tcgen05.alloc crosses the __syncthreads unfenced.
+foreach(step 05 06)
+  gemm_add_step_variant(step${step}_blackwell_no_fence_before_setup_barrier STEP ${step} TRACK blackwell
+    REPLACE [=[  tcgen05_fence_before_thread_sync();
+  __syncthreads();
+  tcgen05_fence_after_thread_sync();
+  const uint32_t tmem_acc]=]
+    WITH [=[  /* variant: no tcgen05_fence_before_thread_sync() */
+  __syncthreads();
+  tcgen05_fence_after_thread_sync();
+  const uint32_t tmem_acc]=]
+    EXPECT [=[^emulator: missing tcgen05\.fence::before_thread_sync: @FILE@:@LINE+2@: tcgen05\.fence::after_thread_sync follows a thread synchronisation that orders it after the tcgen05\.alloc at @FILE@:@LINE_OF:tmem_alloc<1, kTmemColumns>@ of .* no tcgen05\.fence::before_thread_sync between the operation and its __syncthreads at @FILE@:@LINE+1@]=])
+endforeach()
+# At the end of a tile (step 5: the only tile): every warp's tcgen05.ld crosses the barrier before
+# the MMAs that overwrite the accumulator, and the dealloc.
+gemm_add_step_variant(step05_blackwell_no_fence_before_epilogue_barrier STEP 05 TRACK blackwell
+  REPLACE [=[  fence_proxy_async_shared();
+  tcgen05_fence_before_thread_sync();
+  __syncthreads();]=]
+  WITH [=[  fence_proxy_async_shared();
+  /* variant: no tcgen05_fence_before_thread_sync() */
+  __syncthreads();]=]
+  EXPECT [=[^emulator: missing tcgen05\.fence::before_thread_sync: @FILE@:@LINE+3@: tcgen05\.fence::after_thread_sync follows .* the tcgen05\.ld\.32x32b\.x32 at @FILE@:@LINE_OF:tmem_ld_32x32b_x32(taddr, v);@ of .* \(TMEM read\), .* its __syncthreads at @FILE@:@LINE+2@]=])
+gemm_add_step_variant(step06_blackwell_no_fence_before_tile_end_barrier STEP 06 TRACK blackwell
+  REPLACE [=[    fence_proxy_async_shared();
+    tcgen05_fence_before_thread_sync();
+    __syncthreads();]=]
+  WITH [=[    fence_proxy_async_shared();
+    /* variant: no tcgen05_fence_before_thread_sync() */
+    __syncthreads();]=]
+  EXPECT [=[^emulator: missing tcgen05\.fence::before_thread_sync: @FILE@:@LINE+3@: tcgen05\.fence::after_thread_sync follows .* the tcgen05\.ld\.32x32b\.x32 at @FILE@:@LINE_OF:tmem_ld_32x32b_x32(taddr, v);@ of .* \(TMEM read\), .* its __syncthreads at @FILE@:@LINE+2@]=])
+
+# --- A warp releases a stage before its own wgmma.wait_group (hopper) ----------------------------
+# wgmma groups complete warp by warp; the stage's next TMA load must not be issued before every
+# warp's covering wait is ordered before it: caught at that load, whatever the schedule.
+foreach(step 05 06)
+  gemm_add_step_variant(step${step}_hopper_release_before_wait STEP ${step} TRACK hopper
+    REPLACE [=[wgmma_wait_group<0>();]=]
+    WITH [=[if (lane_id() == 0) mbarrier_arrive(&smem.empty[read.stage]);  wgmma_wait_group<0>();]=]
+    REPLACE [=[if (lane_id() == 0) mbarrier_arrive(&smem.empty[read.stage]);]=] WITH "/* variant: moved before the wait */"
+    EXPECT [=[^emulator: shared memory overwritten while an asynchronous operation reads it: @FILE@:@LINE_OF:tma_load_2d(smem.a[s]@: .*warp [1-3]'s share of the wgmma group committed at @FILE@:@LINE_OF:wgmma_commit_group();@.*arrived on mbarrier 'empty' stage [01] .*at @FILE@:@LINE@ before its wgmma\.wait_group covered this group]=])
+endforeach()
+# Step 4 has no release barrier: its K loop's __syncthreads is what orders every warp's wait before
+# the next slice's load.
+gemm_add_step_variant(step04_hopper_no_k_loop_barrier STEP 04 TRACK hopper
+  REPLACE [=[    __syncthreads();
+    // END SOLUTION step02]=]
+  WITH [=[    /* variant: no __syncthreads() */
+    // END SOLUTION step02]=]
+  EXPECT [=[^emulator: shared memory overwritten while an asynchronous operation reads it: @FILE@:@LINE_OF:tma_load_2d(smem.a, &map_a@: .*warp [1-3]'s share of the wgmma group committed at @FILE@:@LINE_OF:wgmma_commit_group();@]=])
+
+# --- warp_sync() removed before tcgen05.ld, after a branch only lane 0 took (blackwell) ----------
+# Lanes 1-31 wait on acc_ready, which lane 0 completes from its K loop, after waiting there on TMA:
+# the lanes ran apart, and tcgen05.ld (.sync.aligned) needs them reconverged.
+foreach(step 05 06)
+  if(step STREQUAL "05")
+    set(indent "  ")
+  else()
+    set(indent "    ")
+  endif()
+  gemm_add_step_variant(step${step}_blackwell_no_warp_sync_before_ld STEP ${step} TRACK blackwell
+    REPLACE "${indent}warp_sync();\n\n" WITH "${indent}/* variant: no warp_sync() */\n\n"
+    EXPECT [=[^emulator: lanes not converged at a \.sync\.aligned instruction: @FILE@:@LINE_OF:tmem_ld_32x32b_x32(taddr, v);@: tcgen05\.ld\.32x32b\.x32 is reached by lanes 1-31 of warp 0 after waiting at @FILE@:@LINE_OF:WaitTag{"acc_ready"@ on mbarrier 'acc_ready'.*tcgen05\.commit at @FILE@:@LINE_OF:tcgen05_commit<1>(&smem.acc_ready);@.*mbarrier 'full' stage 0 .*at @FILE@:@LINE_OF:WaitTag{"full", "mma"}@]=])
+endforeach()
+
+# --- The K loop's __syncthreads removed: a waiter can fall two phases behind ---------------------
+# Every thread waits on mma_done once per K slice; without the barrier nothing orders a thread's
+# wait before the next slice's commit, so on hardware it can still be spinning when the barrier's
+# parity comes round again. Reported when that next phase completes, whatever the schedule.
+gemm_add_step_variant(step04_blackwell_no_k_loop_barrier STEP 04 TRACK blackwell
+  REPLACE [=[    __syncthreads();
+  }]=]
+  WITH [=[    /* variant: no __syncthreads() */
+  }]=]
+  EXPECT [=[^emulator: mbarrier wait two phases behind: @FILE@:@LINE_OF:WaitTag{"mma_done", "k_loop"}@: .*waits for parity 0 of mbarrier 'mma_done' stage 0 .*phase 0.*phase \(1\) has now completed too \(tcgen05\.commit issued by CTA \([0-9,]+\) thread 0 .*at @FILE@:@LINE_OF:tcgen05_commit<1>(&smem.mma_done);@\)]=])
+
+# --- An mbarrier initialised with too low a count (hopper; was reported as divergence) -----------
+# The release barrier counts one arrival per consumer warp (4); with 1, the second warp's arrival
+# of a phase comes after the phase completed, without being ordered after that: one too many.
+foreach(step 05 06)
+  gemm_add_step_variant(step${step}_hopper_empty_count_1 STEP ${step} TRACK hopper
+    REPLACE [=[mbarrier_init(&smem.empty[s], kReleaseArrivals);]=]
+    WITH [=[mbarrier_init(&smem.empty[s], 1);]=]
+    EXPECT [=[^emulator: more arrivals than the init count: @FILE@:(@LINE_OF:if (lane_id() == 0) mbarrier_arrive(&smem.empty[read.stage]);@|@LINE_OF:tma_load_2d(smem.a[s]@): .*mbarrier 'empty' stage [01] .*\(init count 1, .*initialised at @FILE@:@LINE@]=])
+endforeach()
+
+# --- The barrier between the epilogue's stores and the TMA store removed (was reported as a
+# missing fence.proxy.async) ----------------------------------------------------------------------
+# Whichever runs first, the TMA store and the other threads' stores are not ordered.
+gemm_add_step_variant(step06_hopper_no_barrier_before_store STEP 06 TRACK hopper
+  REPLACE [=[    fence_proxy_async_shared();
+    __syncthreads();]=]
+  WITH [=[    fence_proxy_async_shared();
+    /* variant: no __syncthreads() */]=]
+  EXPECT [=[^emulator: asynchronous read not ordered after the stores: @FILE@:@LINE_OF:tma_store_2d(&map_d@: .*no synchronisation orders those stores before (this operation|the TMA store).* a barrier]=])
+gemm_add_step_variant(step06_blackwell_no_barrier_before_store STEP 06 TRACK blackwell
+  REPLACE [=[    tcgen05_fence_before_thread_sync();
+    __syncthreads();
+    tcgen05_fence_after_thread_sync();
+
+    // BEGIN SOLUTION step04]=]
+  WITH [=[    tcgen05_fence_before_thread_sync();
+    /* variant: no __syncthreads() */
+    tcgen05_fence_after_thread_sync();
+
+    // BEGIN SOLUTION step04]=]
+  EXPECT [=[^emulator: asynchronous read not ordered after the stores: @FILE@:@LINE_OF:tma_store_2d(&map_d@: .*no synchronisation orders those stores before (this operation|the TMA store).* a barrier]=])
+
+# --- A tensor map's swizzle that differs from the MMA descriptor's (was only wrong numbers) -------
+gemm_add_step_variant(step05_hopper_map_without_swizzle STEP 05 TRACK hopper
+  REPLACE [=[make_tensor_map_2d(&map_a, p.a, p.m, p.k, kTileM, kTileK, Swizzle::b128)]=]
+  WITH [=[make_tensor_map_2d(&map_a, p.a, p.m, p.k, kTileM, kTileK, Swizzle::none)]=]
+  EXPECT [=[^emulator: MMA descriptor swizzle differs from the TMA load's: @FILE@:@LINE_OF:wgmma_f32_f16_ss<kTileN>@: wgmma\.mma_async \(A\) reads shared memory .* as 128-byte swizzle .* used no swizzle]=])
+gemm_add_step_variant(step05_blackwell_map_without_swizzle STEP 05 TRACK blackwell
+  REPLACE [=[make_tensor_map_2d(&map_b, p.b, p.n, p.k, kTileN, kTileK, Swizzle::b128)]=]
+  WITH [=[make_tensor_map_2d(&map_b, p.b, p.n, p.k, kTileN, kTileK, Swizzle::none)]=]
+  EXPECT [=[^emulator: MMA descriptor swizzle differs from the TMA load's: @FILE@:@LINE_OF:tcgen05_mma_f16<1>(tmem_acc@: tcgen05\.mma \(B\) reads shared memory .* as 128-byte swizzle .* used no swizzle]=])
+
+# --- The consumers' pipeline state reset at each tile (was a deadlock with no diagnosis) ----------
+# The producer's position keeps counting across tiles; the consumers' restarts at stage 0, phase 0
+# and waits for phases of its barriers that no longer come in that order: the deadlock report says
+# which waits skipped phases, and why that points at a PipelineState.
+foreach(track hopper blackwell)
+  gemm_add_step_variant(step06_${track}_read_reset_per_tile STEP 06 TRACK ${track}
+    REPLACE [=[const Tile tile = sched.tile(cursor.unit, 0);]=]
+    WITH [=[const Tile tile = sched.tile(cursor.unit, 0); read = PipelineState<kStages>{};]=]
+    EXPECT [=[^emulator: deadlock: .* mbarrier 'empty' stage [01] .*waits for the phase of parity [01]; the barrier has completed [0-9]+ phase\(s\) \(current phase parity [01]\).* diagnosis: threads waited for mbarrier phases out of step .* waited at @FILE@:[0-9]+ (for phase [0-9]+ of mbarrier 'full' stage [01] .*: it skipped phase|on the 'full' ring for stage [01] phase [0-9]+ .*: it skipped [0-9]+ position).* is a PipelineState re-initialised]=])
+endforeach()
