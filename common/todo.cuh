@@ -45,8 +45,7 @@ GEMM_HD const char* todo_short_path(const char* file) {
 template <class... Uses>
 GEMM_HD void todo_fail(const char* file, int line, const char* step, const char* hint, const Uses&...) {
 #if defined(__CUDA_ARCH__)
-  printf("TODO %s (%s:%d): %s [CTA %u, thread %u]\n", step, todo_short_path(file), line, hint, blockIdx.x,
-         threadIdx.x);
+  printf("TODO %s (%s:%d): %s [CTA %u, thread %u]\n", step, todo_short_path(file), line, hint, blockIdx.x, threadIdx.x);
   __trap();
 #elif defined(GEMM_EMULATED)
   emu::todo(step, hint, file, line);
