@@ -9,7 +9,7 @@
 // waited for every K slice to arrive, and TMA waited for the MMAs to finish with the buffer.
 //   - Two stages: two buffers for A and B, each with a `full` barrier (its slice has landed: the
 //     arrive.expect_tx plus TMA's bytes) and an `empty` barrier (the MMAs that read it have
-//     completed). Stage and phase come from PipelineState (common/pipeline.cuh): the stage index
+//     completed). Stage and phase come from PipelineState (below): the stage index
 //     walks 0, 1, 0, 1, ... and the phase parity flips each time it wraps.
 //   - One thread runs the whole K loop: it is the producer (TMA) and the MMA issuer. It fills both
 //     stages first (prefetch); then, per slice, it waits on the stage's `full`, issues its MMAs
@@ -31,7 +31,6 @@
 #include "common/fence.cuh"
 #include "common/launch.cuh"
 #include "common/mbarrier.cuh"
-#include "common/pipeline.cuh"
 #include "common/problem.h"
 #include "common/smem.cuh"
 #include "common/swizzle.cuh"
@@ -63,6 +62,42 @@ constexpr int kStoreBoxes = kTileN / kStoreCols;
 // the whole box, the zeros it fills past the edges included.
 constexpr uint32_t kStageBytes = (kTileM + kTileN) * kTileK * sizeof(__half);
 static_assert(kStageBytes == 32768, "A 128x64 + B 128x64 fp16");
+
+// The place in the ring of stages: which stage buffer is next, and the phase parity its barriers are
+// in. Producer and consumer each keep one, both starting at stage 0, phase 0, and advance it once
+// per K slice, so both walk (0, 0), (1, 0), (0, 1), (1, 1), ...: the phase flips each time the stage
+// wraps to 0, because by then every barrier of the ring has completed one more phase. The lesson's
+// own code; from step 6 on it is common/pipeline.cuh's PipelineState, the same walk.
+template <int Stages>
+struct PipelineState {
+  int stage = 0;
+  uint32_t phase = 0;
+
+  __device__ __forceinline__ void advance() {
+    // BEGIN SOLUTION step05: move to the next stage; wrapping to stage 0 flips the phase.
+    if (++stage == Stages) {
+      stage = 0;
+      phase ^= 1u;
+    }
+    // END SOLUTION step05
+  }
+  // The parity to wait for on full[stage]: this lap's completion.
+  __device__ __forceinline__ uint32_t full_parity() const {
+    uint32_t parity = 0;
+    // BEGIN SOLUTION step05: the consumer waits for this lap's completion of full[stage], the one of the current phase: parity `phase`.
+    parity = phase;
+    // END SOLUTION step05
+    return parity;
+  }
+  // The parity to wait for on empty[stage]: the previous lap's release.
+  __device__ __forceinline__ uint32_t empty_parity() const {
+    uint32_t parity = 0;
+    // BEGIN SOLUTION step05: the producer waits for the phase before the current one, phase ^ 1: on a fresh barrier (phase 0) that wait passes at once, so the first lap finds every stage free.
+    parity = phase ^ 1u;
+    // END SOLUTION step05
+    return parity;
+  }
+};
 
 // Every tile is rows x 128 bytes in the SW128 layout and starts on a 1024-byte boundary (the
 // swizzle pattern repeats every 8 rows = 1024 bytes; TMA and the descriptors assume it).
