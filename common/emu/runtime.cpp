@@ -1162,6 +1162,20 @@ std::string deadlock_report(Emu& e) {
     }
   }
   if (omitted) r += "\n  ... and " + std::to_string(omitted) + " more group(s)";
+  // A warpgroup instruction (wgmma, setmaxnreg) that only some of the warpgroup's warps reached.
+  for (auto& cp : e.cluster->ctas)
+    for (size_t g = 0; g < cp->wg.size(); ++g) {
+      const Collective& co = cp->wg[g].coll;
+      if (co.arrived.empty() || static_cast<int>(co.arrived.size()) >= co.members) continue;
+      std::set<int> warps;
+      for (const Fiber* m : co.arrived) warps.insert(m->warp);
+      std::vector<int> ws(warps.begin(), warps.end());
+      std::string l = lanes_string(ws);  // "lanes 0-2"
+      l = "warp" + l.substr(4);
+      diagnosis.push_back(std::string(co.name) + " in " + cp->name() + " warpgroup " + std::to_string(g) +
+                          " was reached by " + l + " only (first at " + where(co.loc) +
+                          "): a warpgroup's .sync.aligned instruction must be executed by all four of its warps");
+    }
   if (!e.skips.empty()) {
     std::string s = "threads waited for mbarrier phases out of step with their own earlier waits: ";
     for (size_t i = 0; i < e.skips.size(); ++i)

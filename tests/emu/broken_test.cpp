@@ -127,6 +127,12 @@ std::vector<Case> cases() {
            "its issuer has not passed a cp.async.bulk.wait_group.read covering it"});
       add("divergent_wgmma", Bug::divergent_wgmma, kTwoTiles,
           {"divergent .sync.aligned instruction", "wgmma.commit_group", "wgmma.mma_async"});
+      add("setmaxnreg_partial", Bug::setmaxnreg_partial, kTwoTiles,
+          {"deadlock:", "setmaxnreg.inc (.sync.aligned): 96 of 128 threads arrived",
+           "setmaxnreg.inc in CTA (0,0,0) warpgroup 0 was reached by warps 0-2 only"});
+      add("setmaxnreg_mismatch", Bug::setmaxnreg_mismatch, kTwoTiles,
+          {"setmaxnreg: tests/emu/broken/hopper.cpp:", "setmaxnreg.inc 240 in thread 96 and 232 in thread 0",
+           "one register count"});
     }
   }
   return v;

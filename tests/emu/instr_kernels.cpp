@@ -188,6 +188,69 @@ __global__ void ring_kernel(int* log) {
   }
 }
 
+// --- warp specialisation: a producer far ahead, consumers in other warps ------------------------
+// One elected lane of warp 0 streams kItems TMA boxes through a ring of kSlots stages (up to kSlots
+// loads in flight); the other lanes of warp 0 have nothing to do and exit at once. Warps 1 and 2
+// consume each box together (a named barrier of 64 threads), and lane 0 of each releases the stage
+// (empty: count 2). Warp 1's lane 0 logs the box's first element.
+constexpr int kSlots = 8, kItems = 24;
+
+struct alignas(1024) SpecStorage {
+  __half box[kSlots][64 * 64];  // 8 x 8 KB
+  uint64_t full[kSlots];
+  uint64_t empty[kSlots];
+};
+
+__global__ void specialized_kernel(const __grid_constant__ CUtensorMap map, float* log) {
+  SpecStorage& s = dynamic_smem<SpecStorage>();
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < kSlots; ++i) {
+      mbarrier_init(&s.full[i], 1);
+      mbarrier_init(&s.empty[i], 2);
+    }
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+  if (warp_id() == 0) {
+    if (!elect_one_sync()) return;  // role divergence: 31 lanes leave
+    for (int it = 0; it < kItems; ++it) {
+      const int slot = it % kSlots;
+      const uint32_t lap = static_cast<uint32_t>(it / kSlots);
+      mbarrier_wait(&s.empty[slot], (lap & 1) ^ 1, WaitTag{"empty", "producer"});
+      mbarrier_arrive_expect_tx(&s.full[slot], 64 * 64 * 2);
+      tma_load_2d(s.box[slot], &map, &s.full[slot], 0, 64 * it);
+    }
+    return;
+  }
+  for (int it = 0; it < kItems; ++it) {
+    const int slot = it % kSlots;
+    const uint32_t lap = static_cast<uint32_t>(it / kSlots);
+    mbarrier_wait(&s.full[slot], lap & 1, WaitTag{"full", "consumer"});
+    if (warp_id() == 1 && lane_id() == 0) log[it] = __half2float(s.box[slot][0]);
+    named_barrier_sync(1, 64);
+    if (lane_id() == 0) mbarrier_arrive(&s.empty[slot]);
+  }
+}
+
+// --- an arrival beyond the count in a later phase ---------------------------------------------
+struct alignas(16) CountStorage {
+  uint64_t bar;
+};
+
+__global__ void extra_arrival_kernel() {
+  CountStorage& s = dynamic_smem<CountStorage>();
+  if (threadIdx.x == 0) {
+    mbarrier_init(&s.bar, 1);
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) mbarrier_arrive(&s.bar);  // phase 0: its one arrival
+  mbarrier_wait(&s.bar, 0, WaitTag{"bar", "all"});
+  __syncthreads();
+  if (threadIdx.x == 0 || threadIdx.x == 32) mbarrier_arrive(&s.bar);  // phase 1: two, unordered
+  mbarrier_wait(&s.bar, 1, WaitTag{"bar", "all"});
+}
+
 // --- warp collectives, named barriers, cluster registers, mapa ------------------------------
 struct alignas(16) CollStorage {
   uint32_t x[256];
@@ -260,6 +323,22 @@ Status ring_case(int* log) {
   cfg.block = dim3(64);
   cfg.smem_bytes = smem_bytes<RingStorage>();
   return launch(ring_kernel, cfg, log);
+}
+
+Status specialized_case(const __half* src, float* log) {
+  CUtensorMap map;
+  if (Status s = make_tensor_map_2d(&map, src, 64 * kItems, 64, 64, 64, Swizzle::b128); !s.ok()) return s;
+  LaunchConfig cfg;
+  cfg.block = dim3(96);
+  cfg.smem_bytes = smem_bytes<SpecStorage>();
+  return launch(specialized_kernel, cfg, map, log);
+}
+
+Status extra_arrival_case() {
+  LaunchConfig cfg;
+  cfg.block = dim3(64);
+  cfg.smem_bytes = smem_bytes<CountStorage>();
+  return launch(extra_arrival_kernel, cfg);
 }
 
 Status collectives_case(uint32_t* out) {

@@ -33,6 +33,15 @@ Status multicast_case(const __half* src, uint64_t rows, uint64_t cols, uint8_t* 
 // A one-slot producer/consumer ring over full/empty mbarriers, 4 rounds: log[it] = 10 + it.
 Status ring_case(int* log);
 
+// Warp specialisation: an elected producer lane streams 24 TMA boxes (64 x 64 of the 1536 x 64
+// tensor `src`, box i at row 64 i) through a ring of 8 stages while the other lanes of its warp
+// exit; two consumer warps take each box: log[i] = the box's element (0, 0).
+Status specialized_case(const __half* src, float* log);
+
+// A count-1 mbarrier that gets two unordered arrivals in its phase 1: must fail (more arrivals
+// than the init count).
+Status extra_arrival_case();
+
 // Grid 4, clusters of 2, 256 threads: per thread 8 words: elect, shfl from lane 3 of
 // (lane * 10 + warp), cluster rank, CTAs per cluster, cluster id x, clusters along x, the word
 // thread t ^ 1 wrote before a named barrier of its warpgroup, and the rank bits of mapa(rank ^ 1).

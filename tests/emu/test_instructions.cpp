@@ -123,6 +123,28 @@ TEST_P(Instr, MbarrierPhases) {
   for (int it = 0; it < 4; ++it) EXPECT_EQ(log[it], 10 + it);
 }
 
+// A producer lane far ahead of its consumers (up to 8 loads in flight), role-divergent warps
+// (the producer's warp-mates exit at once), a named barrier among the consumer warps.
+TEST_P(Instr, WarpSpecializedRing) {
+  std::vector<__half> src(64 * 24 * 64);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = __float2half(static_cast<float>(i / 64 % 2048));
+  std::vector<float> log(24, -1.0f);
+  const Status s = emu_cases::specialized_case(src.data(), log.data());
+  ASSERT_TRUE(s.ok()) << s.message();
+  for (int i = 0; i < 24; ++i) EXPECT_EQ(log[i], static_cast<float>(64 * i)) << i;
+}
+
+// Two arrivals on a count-1 barrier in its phase 1 (neither ordered after the other): whichever
+// comes second is one more than the count, whatever the schedule.
+TEST_P(Instr, ArrivalBeyondTheCountInALaterPhase) {
+  const Status s = emu_cases::extra_arrival_case();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("more arrivals than the init count: tests/emu/instr_kernels.cpp:"), std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("is not ordered after the completion of its phase 1"), std::string::npos)
+      << s.message();
+}
+
 TEST_P(Instr, CollectivesAndClusterRegisters) {
   std::vector<uint32_t> out(4 * 256 * 8);
   const Status s = emu_cases::collectives_case(out.data());

@@ -41,6 +41,8 @@ enum class Bug {
   store_no_wait,        // the CTA exits without waiting for its TMA stores to read shared memory
   store_overwritten,    // the staging buffer is rewritten before the TMA store has read it
   divergent_wgmma,      // only 3 of the 4 warps issue the wgmma
+  setmaxnreg_partial,   // only 3 of the 4 warps of the warpgroup execute setmaxnreg
+  setmaxnreg_mismatch,  // warp 3 asks setmaxnreg for another register count
 };
 
 Status blackwell(Bug bug, const Problem& p);

@@ -4,6 +4,7 @@
 #include "common/emu/prelude.h"
 
 #include "common/fence.cuh"
+#include "common/hopper/setmaxnreg.cuh"
 #include "common/hopper/wgmma.cuh"
 #include "common/hopper/wgmma_desc.cuh"
 #include "common/launch.cuh"
@@ -61,6 +62,14 @@ __global__ void __launch_bounds__(kThreads)
     if constexpr (bug != Bug::barrier_not_fenced) fence_mbarrier_init();
   }
   __syncthreads();
+  if constexpr (bug == Bug::setmaxnreg_partial) {
+    if (warp_id() != 3) setmaxnreg_inc<232>();
+  } else if constexpr (bug == Bug::setmaxnreg_mismatch) {
+    if (warp_id() != 3) setmaxnreg_inc<232>();
+    else setmaxnreg_inc<240>();
+  } else {
+    setmaxnreg_inc<232>();  // the whole warpgroup, one count (.sync.aligned)
+  }
 
   float acc[2][kAccRegs];
   for (int h = 0; h < 2; ++h)
@@ -154,6 +163,8 @@ Status hopper(Bug bug, const Problem& p) {
     GEMM_BUG(store_no_wait)
     GEMM_BUG(store_overwritten)
     GEMM_BUG(divergent_wgmma)
+    GEMM_BUG(setmaxnreg_partial)
+    GEMM_BUG(setmaxnreg_mismatch)
 #undef GEMM_BUG
     default: break;
   }
