@@ -362,6 +362,9 @@ struct Fiber {
   const char* role = nullptr;  // from the thread's last WaitTag
   SourceLoc loc{};             // the operation in progress (its wrapper's call site)
   const char* op = "";         // ... and its instruction
+  // Its stores have been attributed since it last ran kernel code (set by track_writes, cleared
+  // when it enters the next emulated instruction): track_writes then has nothing to compare.
+  bool tracked = false;
   Clock vc, xc;                // happens-before: memory and execution clocks (see Clock)
   // The mbarrier phase this thread's last wait returned on (for the release analysis of the
   // overwrite rule).

@@ -136,6 +136,7 @@ Fiber* enter(const SourceLoc& loc, const char* op) {
   Fiber* f = self();
   f->loc = loc;
   f->op = op;
+  f->tracked = false;  // kernel code ran since the last emulated instruction
   return f;
 }
 
@@ -720,9 +721,12 @@ void* dynamic_smem_base(size_t alignment, size_t bytes) {
 }
 
 void track_writes(Fiber* f) {
+  if (f->tracked) return;
+  f->tracked = true;
   Cta& c = *f->cta;
   if (std::memcmp(c.smem, c.shadow.data(), c.size) == 0) return;
   const uint64_t ep = tick(f);
+  std::string what;  // for the overwrite rule's message
   constexpr size_t kBlock = 256;
   for (size_t blk = 0; blk < c.size; blk += kBlock) {
     const size_t len = std::min(kBlock, c.size - blk);
@@ -731,8 +735,8 @@ void track_writes(Fiber* f) {
       if (std::memcmp(c.smem + 4 * w, c.shadow.data() + 4 * w, 4) == 0) continue;
       if (!c.readers.empty()) {
         // Found now, made since the thread last ran into the emulator: ordered as its clock was then.
-        const std::string what = "ordinary stores by " + thread_name(f) + " (found at its " + f->op + " at " +
-                                 where(f->loc) + ")";
+        if (what.empty())
+          what = "ordinary stores by " + thread_name(f) + " (found at its " + f->op + " at " + where(f->loc) + ")";
         check_overwrite(c, static_cast<uint32_t>(w), f->vc, f, what.c_str());
       }
       std::memcpy(c.shadow.data() + 4 * w, c.smem + 4 * w, 4);
@@ -987,6 +991,7 @@ void check_thread_exit(Fiber* f) {
 namespace {
 
 void thread_exit(Fiber* f) {
+  f->tracked = false;  // the kernel body just returned
   track_writes(f);
   check_thread_exit(f);
   Cta& c = *f->cta;

@@ -90,14 +90,20 @@ std::vector<uint32_t> share_words(Cta& c, const std::vector<WgmmaOp>& ops, int w
 
 // Completes warp w's share of a group: rows 16w..16w+15 of each wgmma, into the accumulators of
 // the warp's 32 threads.
+// B of each wgmma of a group, read once for the four shares (unchanged since the issue: checked).
+using BCache = std::vector<std::vector<float>>;
+
 void complete_share(Cta& c, WarpgroupState& wg, const std::vector<WgmmaOp>& ops, int w, uint32_t reader_id,
-                    const std::string& issuer) {
-  for (const WgmmaOp& op : ops) {
+                    const std::string& issuer, BCache& bcache) {
+  bcache.resize(ops.size());
+  for (size_t o = 0; o < ops.size(); ++o) {
+    const WgmmaOp& op = ops[o];
     check_unchanged(c, operand_words(c, op.a, 16 * w, 16, "wgmma A"), op.issue_epoch, "wgmma.mma_async (A)",
                     issuer);
     check_unchanged(c, operand_words(c, op.b, 0, op.n, "wgmma B"), op.issue_epoch, "wgmma.mma_async (B)", issuer);
     const std::vector<float> a = read_operand(c, op.a, 16 * w, 16);
-    const std::vector<float> b = read_operand(c, op.b, 0, op.n);
+    if (bcache[o].empty()) bcache[o] = read_operand(c, op.b, 0, op.n);
+    const std::vector<float>& b = bcache[o];
     std::vector<float> d(static_cast<size_t>(16) * op.n);
     for (int i = 0; i < 16; ++i)
       for (int j = 0; j < op.n; ++j) {
@@ -219,6 +225,7 @@ void wgmma_commit_group(SourceLoc loc) {
         "warpgroup " + std::to_string(group) + " of " + c.name() + " (committed at " + where(all.front()->loc) + ")";
     Cta* cp = &c;
     WarpgroupState* wp = &wg;
+    auto bcache = std::make_shared<BCache>();
     for (int w4 = 0; w4 < 4; ++w4) {
       auto r = std::make_unique<AsyncReader>();
       r->cta = &c;
@@ -229,7 +236,8 @@ void wgmma_commit_group(SourceLoc loc) {
       add_reader(c, share_words(c, ops, w4), group * 4 + w4, id);
       wg.unseen[w4].push_back(id);
       ++wg.pending[w4];
-      enqueue(wg.queue[w4], [cp, wp, ops, w4, id, issuer] { complete_share(*cp, *wp, ops, w4, id, issuer); });
+      enqueue(wg.queue[w4],
+              [cp, wp, ops, w4, id, issuer, bcache] { complete_share(*cp, *wp, ops, w4, id, issuer, *bcache); });
     }
   });
 }
