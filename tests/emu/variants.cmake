@@ -41,13 +41,14 @@ gemm_add_step_variant(step06_blackwell_no_fence_before_tile_end_barrier STEP 06 
 
 # --- A warp releases a stage before its own wgmma.wait_group (hopper) ----------------------------
 # wgmma groups complete warp by warp; the stage's next TMA load must not be issued before every
-# warp's covering wait is ordered before it: caught at that load, whatever the schedule.
-foreach(step 05 06)
+# warp's covering wait is ordered before it: caught at that load, whatever the schedule. In step 7
+# the producer is a warpgroup of its own, running ahead of the consumers.
+foreach(step 05 06 07)
   gemm_add_step_variant(step${step}_hopper_release_before_wait STEP ${step} TRACK hopper
     REPLACE [=[wgmma_wait_group<0>();]=]
     WITH [=[if (lane_id() == 0) mbarrier_arrive(&smem.empty[read.stage]);  wgmma_wait_group<0>();]=]
     REPLACE [=[if (lane_id() == 0) mbarrier_arrive(&smem.empty[read.stage]);]=] WITH "/* variant: moved before the wait */"
-    EXPECT [=[^emulator: shared memory overwritten while an asynchronous operation reads it: @FILE@:@LINE_OF:tma_load_2d(smem.a[s]@: .*warp [1-3]'s share of the wgmma group committed at @FILE@:@LINE_OF:wgmma_commit_group();@.*arrived on mbarrier 'empty' stage [01] .*at @FILE@:@LINE@ before its wgmma\.wait_group covered this group]=])
+    EXPECT [=[^emulator: shared memory overwritten while an asynchronous operation reads it: @FILE@:@LINE_OF:tma_load_2d(smem.a[s]@: .*warp [0-9]+'s share of the wgmma group committed at @FILE@:@LINE_OF:wgmma_commit_group();@.*arrived on mbarrier 'empty' stage [01] .*at @FILE@:@LINE@ before its wgmma\.wait_group covered this group]=])
 endforeach()
 # Step 4 has no release barrier: its K loop's __syncthreads is what orders every warp's wait before
 # the next slice's load.
@@ -135,3 +136,11 @@ foreach(track hopper blackwell)
     WITH [=[const Tile tile = sched.tile(cursor.unit, 0); read = PipelineState<kStages>{};]=]
     EXPECT [=[^emulator: deadlock: .* mbarrier 'empty' stage [01] .*waits for the phase of parity [01]; the barrier has completed [0-9]+ phase\(s\) \(current phase parity [01]\).* diagnosis: threads waited for mbarrier phases out of step .* waited at @FILE@:[0-9]+ (for phase [0-9]+ of mbarrier 'full' stage [01] .*: it skipped phase|on the 'full' ring for stage [01] phase [0-9]+ .*: it skipped [0-9]+ position).* is a PipelineState re-initialised]=])
 endforeach()
+
+# --- A hang: the producer waits on `empty` with the consumers' parity ----------------------------
+# The deadlock report names each blocked thread's barrier, stage, parity and the barrier's phase,
+# and the diagnosis the pattern (docs/emulator.md shows this report).
+gemm_add_step_variant(step05_blackwell_producer_waits_consumer_parity STEP 05 TRACK blackwell
+  REPLACE [=[write.empty_parity(), WaitTag{"empty", "producer"}]=]
+  WITH [=[write.full_parity(), WaitTag{"empty", "producer"}]=]
+  EXPECT [=[^emulator: deadlock: .* warp 0 lane 0, role producer, at @FILE@:@LINE@: mbarrier\.try_wait\.parity on mbarrier 'empty' stage 0 \(shared 0x[0-9a-f]+\): waits for the phase of parity 0; the barrier has completed 0 phase\(s\) \(current phase parity 0\), 1 of 1 arrivals .* diagnosis: mbarrier 'empty' stage 0 .* is fresh .*PipelineState::empty_parity]=])
