@@ -7,7 +7,7 @@
 //   - in a kernel on the GPU: one printf line "TODO step05 (05_pipeline/hopper.cu:83): <hint> [CTA x,
 //     thread t]", then __trap(): the launch fails and the line reaches the host when it synchronises;
 //   - in a kernel on the emulator: a named failure through the emulator (common/todo_emu.cpp), so the
-//     run reports "emulator: TODO step05: ..." at once;
+//     run reports "emulator: TODO step05: steps/05_pipeline/hopper.cu:83: <hint>" at once;
 //   - in host code, and in plain host builds: the same line on stderr, then abort().
 // `uses` are the variables the removed code used, taken by reference and otherwise ignored, so that
 // -Wunused-variable and nvcc's "declared but never referenced" stay quiet about them.
@@ -24,11 +24,17 @@ namespace gemm {
 
 #if defined(GEMM_EMULATED)
 namespace emu {
-// Fails the emulated thread that calls it (the launch reports "TODO <step>: <file:line>: <hint>");
+// Fails the emulated thread that calls it: the launch reports "TODO <step>: <file:line>: <hint>";
 // outside a kernel, prints the same and aborts.
-void todo(const char* step, const char* hint, const char* file, int line);
+void todo(const char* step, const char* hint, SourceLoc loc);
 }  // namespace emu
-#endif
+
+template <class... Uses>
+inline void todo_fail_emulated(SourceLoc loc, const char* step, const char* hint, const Uses&...) {
+  emu::todo(step, hint, loc);
+}
+
+#else
 
 // "05_pipeline/hopper.cu" of ".../steps/05_pipeline/hopper.cu": the file and its folder.
 GEMM_HD const char* todo_short_path(const char* file) {
@@ -47,14 +53,18 @@ GEMM_HD void todo_fail(const char* file, int line, const char* step, const char*
 #if defined(__CUDA_ARCH__)
   printf("TODO %s (%s:%d): %s [CTA %u, thread %u]\n", step, todo_short_path(file), line, hint, blockIdx.x, threadIdx.x);
   __trap();
-#elif defined(GEMM_EMULATED)
-  emu::todo(step, hint, file, line);
 #else
   std::fprintf(stderr, "TODO %s (%s:%d): %s\n", step, todo_short_path(file), line, hint);
   std::abort();
 #endif
 }
 
+#endif
+
 }  // namespace gemm
 
+#if defined(GEMM_EMULATED)
+#define GEMM_TODO(...) ::gemm::todo_fail_emulated(::gemm::SourceLoc::current(), __VA_ARGS__)
+#else
 #define GEMM_TODO(...) ::gemm::todo_fail(__FILE__, __LINE__, __VA_ARGS__)
+#endif

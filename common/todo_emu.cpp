@@ -1,6 +1,6 @@
 // GEMM_TODO on the functional emulator (common/todo.cuh): a named failure of the emulated thread
 // that reaches it, through the emulator's own failure path, so that the launch stops at once and
-// reports "emulator: TODO step05: 05_pipeline/hopper.cu:83: <hint>" with the thread. Part of
+// reports "emulator: TODO step05: steps/05_pipeline/hopper.cu:83: <hint>" with the thread. Part of
 // gemm_emu (common/CMakeLists.txt).
 #include <cstdio>
 #include <cstdlib>
@@ -11,19 +11,16 @@
 
 namespace gemm::emu {
 
-void todo(const char* step, const char* hint, const char* file, int line) {
-  const std::string where = std::string(todo_short_path(file)) + ":" + std::to_string(line);
-  bool in_kernel = true;
+void todo(const char* step, const char* hint, SourceLoc loc) {
+  const Fiber* f = nullptr;
   try {
-    (void)self();
+    f = self();
   } catch (const Failure&) {
-    in_kernel = false;  // host code of a step file (its launcher): nothing to fail but the process
-  }
-  if (!in_kernel) {
-    std::fprintf(stderr, "TODO %s (%s): %s\n", step, where.c_str(), hint);
+    // Host code of a step file (its launcher): nothing to fail but the process.
+    std::fprintf(stderr, "TODO %s (%s): %s\n", step, where(loc).c_str(), hint);
     std::abort();
   }
-  fail(std::string("TODO ") + step, where + ": " + hint + " (this part of the step is yours to write)");
+  fail_loc(loc, f, std::string("TODO ") + step, std::string(hint) + " (this part of the step is yours to write)");
 }
 
 }  // namespace gemm::emu

@@ -551,6 +551,7 @@ void check_async_read(Cta& cta, const std::vector<uint32_t>& words, const char* 
 void check_unchanged(Cta& cta, const std::vector<uint32_t>& words, uint64_t since, const char* op,
                      const std::string& issuer);  // at completion
 std::string thread_name(const Fiber* f);
+std::string lanes_string(const std::vector<int>& lanes);  // "lane 3", "lanes 0-2,5"
 
 // mbarriers.
 MBarrier& mbarrier_at(Cta& cta, uint32_t off, const char* what);

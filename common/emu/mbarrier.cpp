@@ -283,6 +283,14 @@ namespace {
 
 bool parity_done(const MBarrier& b, uint32_t parity) { return (b.phase & 1) != (parity & 1); }
 
+// Notes a wait out of step for the deadlock report (threads with the same note are counted).
+void note_skip(const Fiber* f, const std::string& what) {
+  auto& skips = emu().skips;
+  auto s = std::find_if(skips.begin(), skips.end(), [&](const auto& x) { return x.first.find(what) != std::string::npos; });
+  if (s != skips.end()) ++s->second;
+  else if (skips.size() < 4) skips.push_back({thread_name(f) + " " + what, 1});
+}
+
 // The barriers waited on under one WaitTag form a ring of stages: a thread that walks the ring waits
 // for position phase * stages + stage, one after another. A wait for another position than the
 // next one is noted for the deadlock report (out of step with the barriers: a pipeline state).
@@ -309,10 +317,7 @@ void note_ring_position(Fiber* f, Cta& c, uint32_t off, uint64_t target, WaitTag
         std::to_string(prev / static_cast<int64_t>(stages)) +
         (pos > prev + 1 ? ": it skipped " + std::to_string(pos - prev - 1) + " position(s)"
                         : std::string(": it went back"));
-    auto& skips = emu().skips;
-    auto s = std::find_if(skips.begin(), skips.end(), [&](const auto& x) { return x.first.find(what) != std::string::npos; });
-    if (s != skips.end()) ++s->second;
-    else if (skips.size() < 4) skips.push_back({thread_name(f) + " " + what, 1});
+    note_skip(f, what);
   }
   f->ring_pos[tag.barrier] = pos;
 }
@@ -355,10 +360,7 @@ void wait_parity(Fiber* f, Cta& c, uint32_t off, MBarrier& b, uint32_t parity, W
                                    std::to_string(prev + 1) + (target > prev + 2 ? "-" + std::to_string(target - 1) : "")
            : target == prev  ? std::string(": it waited for the same phase again")
                              : std::string(": it went back"));
-      auto& skips = emu().skips;
-      auto s = std::find_if(skips.begin(), skips.end(), [&](const auto& x) { return x.first.find(what) != std::string::npos; });
-      if (s != skips.end()) ++s->second;
-      else if (skips.size() < 4) skips.push_back({thread_name(f) + " " + what, 1});
+      note_skip(f, what);
     }
     f->wait_target[b.slot] = target;
   }

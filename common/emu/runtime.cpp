@@ -190,26 +190,27 @@ void converge(const std::vector<Fiber*>& members) {
   }
 }
 
+std::string lanes_string(const std::vector<int>& lanes) {
+  std::string s;
+  for (size_t i = 0; i < lanes.size();) {
+    size_t j = i;
+    while (j + 1 < lanes.size() && lanes[j + 1] == lanes[j] + 1) ++j;
+    if (!s.empty()) s += ",";
+    s += std::to_string(lanes[i]);
+    if (j > i) s += "-" + std::to_string(lanes[j]);
+    i = j + 1;
+  }
+  return (lanes.size() == 1 ? "lane " : "lanes ") + s;
+}
+
 void check_converged(const std::vector<Fiber*>& members, const char* what) {
   for (const Fiber* m : members)
     if (m->spun) {
       std::vector<int> lanes;
       for (const Fiber* o : members)
         if (o->cta == m->cta && o->warp == m->warp && o->spun) lanes.push_back(o->lane);
-      std::string ls;
-      for (size_t i = 0; i < lanes.size();) {
-        size_t j = i;
-        while (j + 1 < lanes.size() && lanes[j + 1] == lanes[j] + 1) ++j;
-        if (!ls.empty()) ls += ",";
-        ls += std::to_string(lanes[i]);
-        if (j > i) {
-          ls += '-';
-          ls += std::to_string(lanes[j]);
-        }
-        i = j + 1;
-      }
       fail_at(m, "lanes not converged at a .sync.aligned instruction",
-              std::string(what) + " is reached by lane" + (lanes.size() > 1 ? "s " : " ") + ls + " of warp " +
+              std::string(what) + " is reached by " + lanes_string(lanes) + " of warp " +
                   std::to_string(m->warp) + " " + m->spun_what +
                   ": the lanes ran apart and nothing reconverged them, so they do not execute this "
                   ".sync.aligned instruction together: a warp_sync() (bar.warp.sync) is needed before it");
@@ -1089,18 +1090,6 @@ std::string describe_wait(const Fiber* f) {
   return "running";
 }
 
-std::string lanes_string(const std::vector<int>& lanes) {
-  std::string s;
-  for (size_t i = 0; i < lanes.size();) {
-    size_t j = i;
-    while (j + 1 < lanes.size() && lanes[j + 1] == lanes[j] + 1) ++j;
-    if (!s.empty()) s += ",";
-    s += std::to_string(lanes[i]);
-    if (j > i) s += "-" + std::to_string(lanes[j]);
-    i = j + 1;
-  }
-  return (lanes.size() == 1 ? "lane " : "lanes ") + s;
-}
 
 std::string deadlock_report(Emu& e) {
   std::string r =

@@ -4,6 +4,10 @@
 # bug exists on both. Keep REPLACE texts to code (comments change more often), and keep each
 # replacement's line count so that the lines keep their numbers.
 
+# The indentation of the code the texts below replace: step 5's kernel body, step 6's tile loop.
+set(indent_05 "  ")
+set(indent_06 "    ")
+
 # --- tcgen05.fence::before_thread_sync dropped before a thread barrier (blackwell) ---------------
 # A thread's tcgen05 work is handed to other threads by a barrier only when the thread fenced it:
 # the other threads' after_thread_sync names the work, the barrier and the missing fence.
@@ -22,22 +26,13 @@ foreach(step 05 06)
 endforeach()
 # At the end of a tile (step 5: the only tile): every warp's tcgen05.ld crosses the barrier before
 # the MMAs that overwrite the accumulator, and the dealloc.
-gemm_add_step_variant(step05_blackwell_no_fence_before_epilogue_barrier STEP 05 TRACK blackwell
-  REPLACE [=[  fence_proxy_async_shared();
-  tcgen05_fence_before_thread_sync();
-  __syncthreads();]=]
-  WITH [=[  fence_proxy_async_shared();
-  /* variant: no tcgen05_fence_before_thread_sync() */
-  __syncthreads();]=]
-  EXPECT [=[^emulator: missing tcgen05\.fence::before_thread_sync: @FILE@:@LINE+3@: tcgen05\.fence::after_thread_sync follows .* the tcgen05\.ld\.32x32b\.x32 at @FILE@:@LINE_OF:tmem_ld_32x32b_x32(taddr, v);@ of .* \(TMEM read\), .* its __syncthreads at @FILE@:@LINE+2@]=])
-gemm_add_step_variant(step06_blackwell_no_fence_before_tile_end_barrier STEP 06 TRACK blackwell
-  REPLACE [=[    fence_proxy_async_shared();
-    tcgen05_fence_before_thread_sync();
-    __syncthreads();]=]
-  WITH [=[    fence_proxy_async_shared();
-    /* variant: no tcgen05_fence_before_thread_sync() */
-    __syncthreads();]=]
-  EXPECT [=[^emulator: missing tcgen05\.fence::before_thread_sync: @FILE@:@LINE+3@: tcgen05\.fence::after_thread_sync follows .* the tcgen05\.ld\.32x32b\.x32 at @FILE@:@LINE_OF:tmem_ld_32x32b_x32(taddr, v);@ of .* \(TMEM read\), .* its __syncthreads at @FILE@:@LINE+2@]=])
+foreach(step 05 06)
+  set(in "${indent_${step}}")
+  gemm_add_step_variant(step${step}_blackwell_no_fence_before_tile_end_barrier STEP ${step} TRACK blackwell
+    REPLACE "${in}fence_proxy_async_shared();\n${in}tcgen05_fence_before_thread_sync();\n${in}__syncthreads();"
+    WITH "${in}fence_proxy_async_shared();\n${in}/* variant: no tcgen05_fence_before_thread_sync() */\n${in}__syncthreads();"
+    EXPECT [=[^emulator: missing tcgen05\.fence::before_thread_sync: @FILE@:@LINE+3@: tcgen05\.fence::after_thread_sync follows .* the tcgen05\.ld\.32x32b\.x32 at @FILE@:@LINE_OF:tmem_ld_32x32b_x32(taddr, v);@ of .* \(TMEM read\), .* its __syncthreads at @FILE@:@LINE+2@]=])
+endforeach()
 
 # --- A warp releases a stage before its own wgmma.wait_group (hopper) ----------------------------
 # wgmma groups complete warp by warp; the stage's next TMA load must not be issued before every
@@ -63,13 +58,9 @@ gemm_add_step_variant(step04_hopper_no_k_loop_barrier STEP 04 TRACK hopper
 # Lanes 1-31 wait on acc_ready, which lane 0 completes from its K loop, after waiting there on TMA:
 # the lanes ran apart, and tcgen05.ld (.sync.aligned) needs them reconverged.
 foreach(step 05 06)
-  if(step STREQUAL "05")
-    set(indent "  ")
-  else()
-    set(indent "    ")
-  endif()
+  set(in "${indent_${step}}")
   gemm_add_step_variant(step${step}_blackwell_no_warp_sync_before_ld STEP ${step} TRACK blackwell
-    REPLACE "${indent}warp_sync();\n\n" WITH "${indent}/* variant: no warp_sync() */\n\n"
+    REPLACE "${in}warp_sync();\n\n" WITH "${in}/* variant: no warp_sync() */\n\n"
     EXPECT [=[^emulator: lanes not converged at a \.sync\.aligned instruction: @FILE@:@LINE_OF:tmem_ld_32x32b_x32(taddr, v);@: tcgen05\.ld\.32x32b\.x32 is reached by lanes 1-31 of warp 0 after waiting at @FILE@:@LINE_OF:WaitTag{"acc_ready"@ on mbarrier 'acc_ready'.*tcgen05\.commit at @FILE@:@LINE_OF:tcgen05_commit<1>(&smem.acc_ready);@.*mbarrier 'full' stage 0 .*at @FILE@:@LINE_OF:WaitTag{"full", "mma"}@]=])
 endforeach()
 
