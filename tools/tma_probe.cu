@@ -932,8 +932,8 @@ int main(int argc, char** argv) {
   }
 
   if (opt.sweeps) {
-    const Variant& today = variant_named("sw128/256");
-    const Variant& lsu = variant_named("cp.async");
+    const Variant today = variant_named("sw128/256");
+    const Variant lsu = variant_named("cp.async");
     const std::vector<Config> sweep_configs = {{6144, 3072}, {6080, 3040}, {6000, 3000}, {6000, 2944}};
     std::printf("== sweep: ring depth, today's maps (sw128/256), pattern gemm: GB/s and bytes/SM-cycle ==\n");
     std::printf("%-11s", "pitch:cols");
