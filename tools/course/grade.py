@@ -397,6 +397,12 @@ def gpu_cases(step, seed):
 
 
 ERROR_RE = re.compile(r"^error: (.*)$", re.M)
+# What a wrong D most often means, after the harness's verdict names the first bad element.
+MISMATCH_CAUSES = [
+    ("unwritten", "part of D was never written: check the tile each CTA computes (its origin) and the store's "
+                  "coordinates and bounds"),
+    ("guard", "a write landed outside D: check the tile origins and the bounds of the store"),
+]
 
 
 def run_summary(r, limit):
@@ -425,7 +431,12 @@ def run_summary(r, limit):
         return False, hang, text, stats
     v = re.search(r"verdict:\s+(.*)", r.out)
     if v:
-        return False, False, v.group(1).strip(), stats
+        text = v.group(1).strip()
+        for pattern, cause in MISMATCH_CAUSES:
+            if pattern in text:
+                text += "; " + cause
+                break
+        return False, False, text, stats
     if r.rc < 0 or r.rc > 128:
         return False, False, "the step executable died (signal %d): %s" % (abs(r.rc) % 128, tail(r.out, 3)), stats
     return False, False, "exit status %d: %s" % (r.rc, tail(r.out, 3)), stats
@@ -601,14 +612,22 @@ class StepGrader:
         each = p["maximum"] / len(cases)
         runs = []
         hang = None
+        stopped = set()  # (device, track) with a run stopped at the time limit: the rest is not run
         for device, track, label, (m, n, k), exact, args in cases:
             cmd = [self.exe] + args + ["--m", str(m), "--n", str(n), "--k", str(k)] + (["--exact"] if exact else [])
-            r = run(cmd, self.opts.time_limit)
-            ok, hung, why, stats = run_summary(r, self.opts.time_limit)
-            if hung and r.timed_out and device == "GPU":
-                why += self.watchdog_line(args, m, n, k, exact)
             name = "%s on the %s, %s %dx%dx%d %s" % (track, "emulator" if device == "emulator" else "GPU", label,
                                                    m, n, k, "exact" if exact else "float")
+            if (device, track) in stopped:
+                runs.append({"run": name, "command": " ".join(cmd[1:]), "ok": False, "seconds": 0,
+                             "detail": "not run: an earlier run of this track hung"})
+                lose(p, each, "%s: not run (an earlier run of this track hung)" % name)
+                continue
+            r = run(cmd, self.opts.time_limit)
+            ok, hung, why, stats = run_summary(r, self.opts.time_limit)
+            if r.timed_out:
+                stopped.add((device, track))
+            if hung and r.timed_out and device == "GPU":
+                why += self.watchdog_line(args, m, n, k, exact)
             runs.append({"run": name, "command": " ".join(cmd[1:]), "ok": ok, "seconds": round(r.seconds, 2),
                          "detail": why})
             self.opts.log("  %s: %s" % (name, "ok" if ok else why[:160]))
