@@ -283,7 +283,32 @@ def case_refused(workdir):
         check(not os.path.exists(os.path.join(d, "evil.cu")), "%s: a file was written outside" % name)
 
 
-CASES = {"handout_single": case_handout_single, "handout_all": case_handout_all, "prepare": case_prepare,
+def case_perf_rules(workdir):
+    """The GPU-only part without a GPU: gemm_bench's JSON read back (a stand-in that writes the
+    recorded bench/testdata/sample.json), and the bound and floor applied to a ratio."""
+    import grade as g
+    fake = os.path.join(workdir, "fake_gemm_bench")
+    pathlib.Path(fake).write_text(
+        "#!/usr/bin/env python3\nimport shutil, sys\n"
+        "out = [a.split('=', 1)[1] for a in sys.argv if a.startswith('--benchmark_out=')][0]\n"
+        "shutil.copy(%r, out)\n" % str(ROOT / "bench" / "testdata" / "sample.json"))
+    os.chmod(fake, 0o755)
+    ratios, why = g.bench_ratios(fake, 1, ["128x128x64"], g.PERF_REPETITIONS, 60)
+    check(ratios is not None and abs(ratios["128x128x64"] - 1.4003) < 1e-3, "gemm_bench JSON: %s %s" % (ratios, why))
+    full, rel = g.perf_points(2.0, 0.9 * 0.8, 0.8)
+    check(full == 2.0 and abs(rel - 0.9) < 1e-9, "at the bound: %s" % full)
+    half, _ = g.perf_points(2.0, 0.7 * 0.8, 0.8)
+    check(abs(half - 1.0) < 1e-9, "half way between floor and bound: %s" % half)
+    none, _ = g.perf_points(2.0, 0.5 * 0.8, 0.8)
+    check(none == 0.0, "at the floor: %s" % none)
+    cal = os.path.join(workdir, "cal.json")
+    pathlib.Path(cal).write_text(json.dumps({"gpu": "NVIDIA H100 80GB HBM3", "steps": {"05": {"4096x4096x4096": 0.75}}}))
+    data, path = g.load_calibration("NVIDIA H100 80GB HBM3", cal)
+    check(data["steps"]["05"]["4096x4096x4096"] == 0.75 and path == cal, "calibration file")
+    check(g.gpu_slug("NVIDIA H100 80GB HBM3") == "nvidia-h100-80gb-hbm3", "calibration file name")
+
+
+CASES = {"perf_rules": case_perf_rules, "handout_single": case_handout_single, "handout_all": case_handout_all, "prepare": case_prepare,
          "reference": case_reference, "blank": case_blank, "cublas": case_cublas, "hang": case_hang,
          "refused": case_refused}
 CASES.update({name: (lambda w, n=name: case_wrong(w, n)) for name in WRONG})
