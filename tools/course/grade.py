@@ -313,11 +313,22 @@ def sync_tree(tree, src):
             os.rmdir(dirpath)
 
 
+MARKER = ".gemm-grade-workdir"
+
+
 class Workspace:
-    """The grading directory: src/ (the handout with the hand-in), build/, ptx/, logs/."""
+    """The grading directory: src/ (the handout with the hand-in), build/, ptx/. It is made here, or
+    was (the marker file): a folder of something else is refused, since src/ is made to hold the
+    handout and nothing else."""
 
     def __init__(self, root, steps, cuda_tracks, bench, log):
         self.root = os.path.abspath(root)
+        if os.path.isdir(self.root) and os.listdir(self.root) and not os.path.exists(os.path.join(self.root, MARKER)):
+            raise GradeError("%s is not empty and not a grading directory (it has no %s): give a new or empty "
+                             "folder" % (self.root, MARKER))
+        os.makedirs(self.root, exist_ok=True)
+        with open(os.path.join(self.root, MARKER), "w") as f:
+            f.write("a grading directory of tools/grade: src/ and the builds are remade at will\n")
         self.src = os.path.join(self.root, "src")
         self.build = os.path.join(self.root, "build")
         self.steps = steps
@@ -863,6 +874,12 @@ def calibrate(opts, root, out=None):
         cal["steps"]["%02d" % s] = {expand_size(k): round(v, 4) for k, v in sorted(ratios.items())}
     out = out or os.path.join(CALIBRATION_DIR, gpu_slug(gpu[0]) + ".json")
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    if os.path.exists(out):  # calibrated in parts (--steps): keep the other steps of the same GPU
+        with open(out) as f:
+            old = json.load(f)
+        if old.get("gpu") == cal["gpu"]:
+            cal["steps"] = dict(old.get("steps", {}), **cal["steps"])
+            cal["steps"] = {k: cal["steps"][k] for k in sorted(cal["steps"])}
     with open(out, "w") as f:
         json.dump(cal, f, indent=2)
         f.write("\n")
