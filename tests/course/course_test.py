@@ -283,6 +283,53 @@ def case_refused(workdir):
         check(not os.path.exists(os.path.join(d, "evil.cu")), "%s: a file was written outside" % name)
 
 
+def case_region_rules(workdir):
+    """tools/course/regions.py on small sources: what a TODO passes on, and the regions it refuses."""
+    import regions as rg
+    src = """#include "common/defs.cuh"
+namespace gemm::stepXX::hopper {
+constexpr int kOnlyInRegion = 4;
+constexpr int kAlsoOutside = 2;
+__device__ void f(int* out, int n) {
+  int row = 0, col = 0;
+  const int unused_after = n * kAlsoOutside;
+  for (int i = 0; i < n; ++i) {
+    // BEGIN SOLUTION step03: rows and columns of element i.
+    row = i / kOnlyInRegion + unused_after;
+    col = i % kOnlyInRegion;
+    // END SOLUTION step03
+    out[i] = row + col + kAlsoOutside;
+  }
+}
+}  // namespace gemm::stepXX::hopper
+"""
+    text, blanked = rg.blank("x.cu", src, {3})
+    check(len(blanked) == 1, "one region blanked")
+    call = [l for l in text.split("\n") if "GEMM_TODO(" in l]
+    check(call and call[0].strip() == 'GEMM_TODO("step03", "rows and columns of element i.", row, i, unused_after, '
+          'col, +kOnlyInRegion);', "the TODO call: %s" % call)
+    check("// TODO step03: rows and columns of element i." in text and '#include "common/todo.cuh"' in text,
+          "the hint and the include")
+    bad_scope = src.replace("__device__ void f(", "// BEGIN SOLUTION step03: x\nint g();\n// END SOLUTION step03\n"
+                            "__device__ void f(")
+    declares = src.replace("  int row = 0, col = 0;\n", "").replace(
+        "    row = i / kOnlyInRegion + unused_after;\n    col = i % kOnlyInRegion;\n",
+        "    int row = i / kOnlyInRegion + unused_after;\n    int col = i % kOnlyInRegion;\n")
+    for name, bad, pattern in (("namespace scope", bad_scope, r"not inside a function body"),
+                               ("declares", declares, r"declares `row`, which line \d+ uses after the region"),
+                               ("nested", src.replace("    row = i", "    // BEGIN SOLUTION step03: y\n    row = i"),
+                                r"regions never nest"),
+                               ("unclosed", src.replace("    // END SOLUTION step03\n", ""), r"never closed"),
+                               ("typo", src.replace("// END SOLUTION step03", "// END SOLUTON step03"),
+                                r"never closed|malformed")):
+        try:
+            rg.blank("x.cu", bad, {3})
+        except rg.RegionError as e:
+            check(re.search(pattern, str(e)), "%s: refused, but the message says: %s" % (name, e))
+        else:
+            raise Failed("%s: not refused" % name)
+
+
 def case_perf_rules(workdir):
     """The GPU-only part without a GPU: gemm_bench's JSON read back (a stand-in that writes the
     recorded bench/testdata/sample.json), and the bound and floor applied to a ratio."""
@@ -308,7 +355,7 @@ def case_perf_rules(workdir):
     check(g.gpu_slug("NVIDIA H100 80GB HBM3") == "nvidia-h100-80gb-hbm3", "calibration file name")
 
 
-CASES = {"perf_rules": case_perf_rules, "handout_single": case_handout_single, "handout_all": case_handout_all, "prepare": case_prepare,
+CASES = {"perf_rules": case_perf_rules, "region_rules": case_region_rules, "handout_single": case_handout_single, "handout_all": case_handout_all, "prepare": case_prepare,
          "reference": case_reference, "blank": case_blank, "cublas": case_cublas, "hang": case_hang,
          "refused": case_refused}
 CASES.update({name: (lambda w, n=name: case_wrong(w, n)) for name in WRONG})

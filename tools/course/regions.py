@@ -164,12 +164,11 @@ def tokenize(text):
 
 
 class Scope:
-    __slots__ = ("kind", "decls", "open_line")
+    __slots__ = ("kind", "decls")
 
-    def __init__(self, kind, open_line):
-        self.kind = kind  # "ns", "class", "enum", "block", "init"
+    def __init__(self, kind):
+        self.kind = kind  # "ns", "class", "enum", "block" (a function body or a block in one), "init"
         self.decls = {}  # name -> 0-based line of its declaration
-        self.open_line = open_line
 
 
 def _brace_kind(toks, i, stmt_start):
@@ -190,9 +189,7 @@ def _brace_kind(toks, i, stmt_start):
         h = h[j:]
     if h[:1] == ["enum"]:
         return "enum"
-    if h[:1] in (["struct"], ["class"], ["union"]) and "(" not in h[2:] and "=" not in h:
-        return "class"
-    if h[:1] in (["struct"], ["class"], ["union"]) and prev not in (")",):
+    if h[:1] in (["struct"], ["class"], ["union"]) and prev != ")":
         return "class"
     if prev in (")", "else", "do", "try", "const", "noexcept", "override", "mutable", "]", ";", "{", "}", ":"):
         return "block"
@@ -309,7 +306,7 @@ class Analysis:
 
     def _scan(self):
         toks = self.toks
-        stack = [Scope("ns", -1)]
+        stack = [Scope("ns")]
         parens = [0]  # open parentheses, per brace level
         stmt_start = 0
         expect_stmt = True
@@ -335,7 +332,7 @@ class Analysis:
                     kind = "init"
                 if stack[-1].kind == "init" and kind != "block":
                     kind = "init"
-                stack.append(Scope(kind, t.line))
+                stack.append(Scope(kind))
                 parens.append(0)
                 if kind == "block" and pending:
                     self._declare(stack[-1], pending)
@@ -366,7 +363,7 @@ class Analysis:
     def stack_at(self, line):
         i = self.first_token_at_or_after(line)
         if i >= len(self.toks):
-            return (Scope("ns", -1),)
+            return (Scope("ns"),)
         return self.scopes_at[i]
 
     def visible_locals(self, line):
@@ -395,15 +392,14 @@ def analyse_region(analysis, region):
     """(uses, problems): the visible locals the region uses, and why the region cannot be blanked."""
     problems = []
     toks = analysis.toks
-    body = [t for t in toks if region.begin < t.line < region.end]
+    idx = [i for i, t in enumerate(toks) if region.begin < t.line < region.end]
     if analysis.stack_at(region.begin)[-1].kind != "block":
         problems.append("%s:%d: region %s is not inside a function body (a GEMM_TODO call cannot stand there)" %
                         (region.path, region.begin + 1, region.tag))
         return [], problems
     visible = analysis.visible_locals(region.begin)
-    uses = [name for name in used_names(body) if name in visible]
+    uses = [name for name in used_names([toks[i] for i in idx]) if name in visible]
     # Declarations the region makes that outlive it and are used after its END.
-    idx = [i for i, t in enumerate(toks) if region.begin < t.line < region.end]
     if idx:
         outer = analysis.scopes_at[idx[0]][-1]
         declared = {name for (name, line), scope in analysis.decl_scope.items()
