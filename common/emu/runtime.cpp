@@ -1,6 +1,8 @@
 // The emulator's runtime: options, the launch, fibers and their scheduler, the CUDA built-ins,
 // shared-memory tracking, CTA and cluster barriers, warp collectives, exit checks and the
-// deadlock report.
+// deadlock report; and the machinery of the rules that hold whatever the schedule: the
+// happens-before clocks, the convergence of a warp's lanes, the asynchronous readers of shared
+// memory and the unfenced tcgen05 work a synchronisation hands over (core.h).
 #include <unistd.h>
 
 #include <algorithm>
