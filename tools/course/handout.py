@@ -68,7 +68,8 @@ class Tree(dict):
 
 
 def read_tree(root, rev=None):
-    """The tracked files: the working tree's content, or revision `rev`'s (git archive)."""
+    """The tracked files: the working tree's content, or revision `rev`'s (git archive). In a copy
+    without .git, read_exported's files."""
     files = Tree()
     if rev:
         data = git(root, "archive", "--format=tar", rev, binary=True)
@@ -79,6 +80,8 @@ def read_tree(root, rev=None):
                     if m.mode & 0o111:
                         files.executable.add(m.name)
         return files
+    if not os.path.exists(os.path.join(str(root), ".git")):
+        return read_exported(root)
     for entry in git(root, "ls-files", "-s", "-z").split("\0"):
         if not entry:
             continue
@@ -88,6 +91,36 @@ def read_tree(root, rev=None):
             with open(full, "rb") as f:
                 files[path] = f.read()
             if meta.startswith("100755"):
+                files.executable.add(path)
+    return files
+
+
+def read_exported(root):
+    """The files of a copy of the repository without its .git (an export, a device machine's copy):
+    everything but the folders .gitignore names (build/, build-*/, results/, __pycache__/, ...)."""
+    import fnmatch
+    anywhere, top = [".git"], []
+    try:
+        with open(os.path.join(str(root), ".gitignore")) as f:
+            for line in f:
+                line = line.strip()
+                if line.endswith("/") and not line.startswith("#"):
+                    (top if line.startswith("/") else anywhere).append(line.strip("/"))
+    except OSError:
+        pass
+    files = Tree()
+    for dirpath, dirnames, filenames in os.walk(str(root)):
+        rel = os.path.relpath(dirpath, str(root))
+        dirnames[:] = [d for d in dirnames if not any(fnmatch.fnmatch(d, p) for p in anywhere)
+                       and not (rel == "." and any(fnmatch.fnmatch(d, p) for p in top))]
+        for name in filenames:
+            full = os.path.join(dirpath, name)
+            path = os.path.normpath(os.path.join(rel, name)).replace(os.sep, "/")
+            if os.path.islink(full) or not os.path.isfile(full):
+                continue
+            with open(full, "rb") as f:
+                files[path] = f.read()
+            if os.access(full, os.X_OK):
                 files.executable.add(path)
     return files
 
