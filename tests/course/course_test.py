@@ -183,7 +183,7 @@ def case_blank(workdir):
 WRONG = {
     "missing_wait": ([('    mbarrier_wait(&smem.full[read.stage], read.full_parity(), WaitTag{"full", "consumer"});\n',
                        "")],
-                     r"TMA load still in flight|wait on its mbarrier is missing"),
+                     r"read while a TMA load writes it|wait on (its|that) mbarrier is missing"),
     "expect_tx": ([("mbarrier_arrive_expect_tx(&smem.full[s], kStageBytes);",
                     "mbarrier_arrive_expect_tx(&smem.full[s], kStageBytes / 2);")],
                   r"expect_tx bytes differ from the bytes delivered"),
