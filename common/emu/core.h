@@ -333,6 +333,7 @@ struct Tmem {
   std::vector<uint32_t> cells = std::vector<uint32_t>(kLanes * kCols);
   std::vector<uint8_t> written = std::vector<uint8_t>(kLanes * kCols);  // by an MMA since its allocation
   int pending[kCols] = {};                                              // in-flight MMAs writing the column
+  std::string pending_issuer[kCols];  // the last MMA issued on the column: thread and source line
   struct Alloc {
     uint32_t col, ncols;
   };
@@ -431,6 +432,12 @@ struct Cta {
   std::vector<int32_t> writer;     // tid of the last ordinary store, -1 if written by the async proxy
   std::vector<uint64_t> wepoch;    // epoch of the last write
   std::vector<uint16_t> inflight;  // TMA loads in flight writing it
+  std::vector<uint32_t> inflight_box;  // the offset of the last TMA load's box that wrote it
+  struct TmaLoadSite {
+    uint32_t bar = 0;  // the mbarrier it completes on
+    SourceLoc loc{};   // where it was issued
+  };
+  std::unordered_map<uint32_t, TmaLoadSite> tma_load_site;  // by box offset: its last TMA load
   std::vector<uint8_t> swizzle;    // TMA-written: 1 + the box's model::Layout; 0 otherwise
   // AsyncReader ids (1-based, 0 none) reading each word: per word, one column per warp (wgmma
   // shares) and a last one for TMA stores. Allocated at the first such reader.

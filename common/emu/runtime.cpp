@@ -785,8 +785,10 @@ void check_async_read(Cta& c, const std::vector<uint32_t>& words, const char* op
     if (c.inflight[w])
       fail("shared memory read while a TMA load writes it",
            std::string(op) + " reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
-               ") that a TMA load still in flight is writing: the wait on its mbarrier is missing, or waits for "
-               "the wrong phase parity");
+               ") that a TMA load still in flight is writing (the load at " +
+               where(c.tma_load_site[c.inflight_box[w]].loc) + ", completing on mbarrier " +
+               barrier_name(c, c.tma_load_site[c.inflight_box[w]].bar) +
+               "): the wait on that mbarrier is missing, or waits for the wrong phase parity");
     if (c.unfenced[w] >= 0)
       fail("missing fence.proxy.async",
            std::string(op) + " (async proxy) reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
@@ -1390,6 +1392,7 @@ Status launch_grid(const LaunchConfig& cfg, void (*body)(void*), void* ctx) {
                 c->writer.assign(smem_size / 4, -1);
                 c->wepoch.assign(smem_size / 4, 0);
                 c->inflight.assign(smem_size / 4, 0);
+                c->inflight_box.assign(smem_size / 4, 0);
                 c->swizzle.assign(smem_size / 4, 0);
                 c->warp_coll.resize((threads + 31) / 32);
                 c->warps.resize((threads + 31) / 32);

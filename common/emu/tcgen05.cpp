@@ -279,7 +279,10 @@ void tcgen05_mma_f16_n(int cta_group, uint32_t d_tmem, uint64_t a_desc, uint64_t
   const uint64_t issue = emu().next_epoch();
   for (Cta* p : parts) {
     Tmem& t = tmem_of(*p);
-    for (uint32_t k = col; k < col + static_cast<uint32_t>(n); ++k) ++t.pending[k];
+    for (uint32_t k = col; k < col + static_cast<uint32_t>(n); ++k) {
+      ++t.pending[k];
+      t.pending_issuer[k] = thread_name(f) + " at " + where(loc);
+    }
     t.last_use_epoch = issue;
   }
   ++f->tc_pending;
@@ -409,8 +412,10 @@ void tmem_ld(uint32_t taddr, uint32_t* v, uint32_t ncols, const char* what, Sour
       if (t.pending[k])
         fail("tcgen05.ld of TMEM an MMA is still writing",
              std::string(what) + " reads TMEM column " + std::to_string(k) +
-                 " while a tcgen05.mma writing it is in flight: the wait on the mbarrier its tcgen05.commit arrives "
-                 "on is missing (or waits for the wrong phase)");
+                 " while a tcgen05.mma writing it is in flight (issued by " + t.pending_issuer[k] +
+                 "): either this thread's wait on the mbarrier that MMA's tcgen05.commit arrives on is missing (or "
+                 "waits for the wrong phase), or the MMA was issued too early, before its thread waited for this "
+                 "read to be done (a release barrier such as ld2mma)");
     for (uint32_t l = lane; l < lane + 32; ++l)
       for (uint32_t k = col; k < col + ncols; ++k)
         if (!t.written[l * Tmem::kCols + k])

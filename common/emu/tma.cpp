@@ -119,7 +119,11 @@ void tma_load(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0,
     // The destination is poisoned until the load completes.
     std::vector<uint8_t> poison(bytes, 0xFF);
     async_write(*t, off, poison.data(), bytes, tag);
-    for (uint32_t w : box_words(off, m)) ++t->inflight[w];
+    for (uint32_t w : box_words(off, m)) {
+      ++t->inflight[w];
+      t->inflight_box[w] = off;
+    }
+    t->tma_load_site[off] = {bar_off, loc};
   }
   auto is = std::make_shared<Issue>(issue_of(f, what));
   Queue* q = new Queue;

@@ -73,7 +73,7 @@ std::vector<Case> cases() {
     if (bw)
       add("missing_wait", Bug::missing_wait, kOneSlice,
           {"tcgen05.ld of TMEM an MMA is still writing",
-           "the wait on the mbarrier its tcgen05.commit arrives on is missing"});
+           "wait on the mbarrier that MMA's tcgen05.commit arrives on is missing"});
     else
       add("missing_wait", Bug::missing_wait, kOneSlice,
           {"wgmma accumulators not waited for", "a wait that covers the last wgmma group is missing"});

@@ -135,3 +135,28 @@ gemm_add_step_variant(step05_blackwell_producer_waits_consumer_parity STEP 05 TR
   REPLACE [=[write.empty_parity(), WaitTag{"empty", "producer"}]=]
   WITH [=[write.full_parity(), WaitTag{"empty", "producer"}]=]
   EXPECT [=[^emulator: deadlock: .* warp 0 lane 0, role producer, at @FILE@:@LINE@: mbarrier\.try_wait\.parity on mbarrier 'empty' stage 0 \(shared 0x[0-9a-f]+\): waits for the phase of parity 0; the barrier has completed 0 phase\(s\) \(current phase parity 0\), 1 of 1 arrivals .* diagnosis: mbarrier 'empty' stage 0 .* is fresh .*PipelineState::empty_parity]=])
+
+# --- Warp-specialized steps (7 on): a wrong arrival count, a missing wait -------------------------
+# The roles meet only at mbarriers, so each of these bugs is either a hang, reported with the
+# barrier each blocked role waits on, or a rule broken at the operation that runs too early.
+# An init count the arrivals never reach: the role that waits on the barrier hangs.
+foreach(step 07 08)
+  gemm_add_step_variant(step${step}_blackwell_tma2mma_count_2 STEP ${step} TRACK blackwell
+    REPLACE [=[mbarrier_init(&smem.tma2mma[s], 1);]=] WITH [=[mbarrier_init(&smem.tma2mma[s], 2);]=]
+    EXPECT [=[^emulator: deadlock: .*role mma, at @FILE@:[0-9]+: mbarrier\.try_wait\.parity on mbarrier 'tma2mma' stage 0 .*1 of 2 arrivals.* diagnosis: mbarrier 'tma2mma' stage 0 .* got 1 of its 2 arrivals this phase: the init count or the arriving threads are wrong]=])
+  gemm_add_step_variant(step${step}_hopper_empty_count_8 STEP ${step} TRACK hopper
+    REPLACE [=[mbarrier_init(&smem.empty[s], kReleaseArrivals);]=] WITH [=[mbarrier_init(&smem.empty[s], 2 * kReleaseArrivals);]=]
+    EXPECT [=[^emulator: deadlock: .*role producer, at @FILE@:[0-9]+: mbarrier\.try_wait\.parity on mbarrier 'empty' stage 0 .*4 of 8 arrivals.* diagnosis: mbarrier 'empty' stage 0 .* got 4 of its 8 arrivals this phase: the init count or the arriving threads are wrong]=])
+endforeach()
+# A missing wait: the MMA warp no longer waits for the epilogue to have read the accumulator
+# (blackwell), the consumer no longer waits for its K slice to land (hopper).
+foreach(step 07 08)
+  gemm_add_step_variant(step${step}_blackwell_no_ld2mma_wait STEP ${step} TRACK blackwell
+    REPLACE [=[mbarrier_wait(&smem.ld2mma, static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"});]=]
+    WITH "/* variant: no wait on ld2mma */"
+    EXPECT [=[^emulator: tcgen05\.ld of TMEM an MMA is still writing: @FILE@:@LINE_OF:tmem_ld_32x32b_x32(taddr@: .*issued by .*role mma\) at @FILE@:@LINE_OF:tcgen05_mma_f16<1>(tmem_acc@\).*a release barrier such as ld2mma]=])
+  gemm_add_step_variant(step${step}_hopper_no_full_wait STEP ${step} TRACK hopper
+    REPLACE [=[mbarrier_wait(&smem.full[read.stage], read.full_parity(), WaitTag{"full", "consumer"});]=]
+    WITH "/* variant: no wait on full */"
+    EXPECT [=[^emulator: shared memory read while a TMA load writes it: @FILE@:@LINE_OF:wgmma_f32_f16_ss<kTileN>@: .*the load at @FILE@:@LINE_OF:tma_load_2d(smem.a[s]@, completing on mbarrier .*the wait on that mbarrier is missing]=])
+endforeach()
