@@ -11,15 +11,11 @@ namespace gemm {
 
 // Makes this thread's earlier generic-proxy writes to shared memory visible to the async proxy:
 // needed before TMA stores, wgmma or tcgen05.mma read what threads wrote with st.shared.
-GEMM_DEVICE void fence_proxy_async_shared() {
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-}
+GEMM_DEVICE void fence_proxy_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
 // Makes mbarrier.init visible to other threads of the cluster and to the async proxy
 // (TMA complete_tx, tcgen05.commit) before they signal the barrier.
-GEMM_DEVICE void fence_mbarrier_init() {
-  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-}
+GEMM_DEVICE void fence_mbarrier_init() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
 
 #elif defined(GEMM_EMULATED)
 

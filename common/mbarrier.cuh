@@ -51,27 +51,25 @@ GEMM_DEVICE void mbarrier_arrive(uint64_t* bar) {
 // One arrival plus `bytes` of expected transactions (the bytes TMA will deliver to this CTA for
 // this phase); the phase cannot complete before they have landed.
 GEMM_DEVICE void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)),
-               "r"(bytes)
+  asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes)
                : "memory");
 }
 
 // One arrival on the barrier at the same offset in CTA `cta_rank` of the cluster (through mapa).
 GEMM_DEVICE void mbarrier_arrive_cluster(uint64_t* bar, uint32_t cta_rank) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(
-                   mapa_shared(smem_addr(bar), cta_rank))
-               : "memory");
+  asm volatile(
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(mapa_shared(smem_addr(bar), cta_rank))
+      : "memory");
 }
 
 // True once the phase with parity `parity` has completed; acquire on success. May time out
 // (returns false) after a hardware-chosen interval.
 GEMM_DEVICE bool mbarrier_try_wait_parity(uint64_t* bar, uint32_t parity) {
   uint32_t done;
-  asm volatile(
-      "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
-      : "=r"(done)
-      : "r"(smem_addr(bar)), "r"(parity)
-      : "memory");
+  asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+               : "=r"(done)
+               : "r"(smem_addr(bar)), "r"(parity)
+               : "memory");
   return done != 0;
 }
 
@@ -90,11 +88,12 @@ GEMM_DEVICE void mbarrier_wait(uint64_t* bar, uint32_t parity, WaitTag tag) {
   const uint64_t start = globaltimer_ns();
   while (!mbarrier_try_wait_parity(bar, parity)) {
     if (globaltimer_ns() - start > GEMM_WATCHDOG_NS) {
-      printf("gemm watchdog: mbarrier wait timed out after %llu ms: barrier %s, role %s, stage %d, smem 0x%x, "
-             "expected parity %u, CTA (%u,%u,%u), thread (%u,%u,%u)\n",
-             static_cast<unsigned long long>(GEMM_WATCHDOG_NS / 1000000), tag.barrier ? tag.barrier : "?",
-             tag.role ? tag.role : "?", tag.stage, smem_addr(bar), parity, blockIdx.x, blockIdx.y, blockIdx.z,
-             threadIdx.x, threadIdx.y, threadIdx.z);
+      printf(
+          "gemm watchdog: mbarrier wait timed out after %llu ms: barrier %s, role %s, stage %d, smem 0x%x, "
+          "expected parity %u, CTA (%u,%u,%u), thread (%u,%u,%u)\n",
+          static_cast<unsigned long long>(GEMM_WATCHDOG_NS / 1000000), tag.barrier ? tag.barrier : "?",
+          tag.role ? tag.role : "?", tag.stage, smem_addr(bar), parity, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x,
+          threadIdx.y, threadIdx.z);
       __trap();
     }
   }

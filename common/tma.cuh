@@ -24,9 +24,9 @@
 // 13.0 accepts it for sm_100a/f, sm_103a/f and sm_110a/f and rejects it for sm_90a. nvcc 12.8
 // defines only __CUDA_ARCH_FEAT_SM1xx_ALL (the "a" targets); 12.9 on also define
 // __CUDA_ARCH_FAMILY_SPECIFIC__ (1000, 1030, 1100) for the "a" and "f" targets.
-#if defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(__CUDA_ARCH_FEAT_SM103_ALL) || \
-    defined(__CUDA_ARCH_FEAT_SM110_ALL) ||                                          \
-    (defined(__CUDA_ARCH_FAMILY_SPECIFIC__) &&                                      \
+#if defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(__CUDA_ARCH_FEAT_SM103_ALL) ||       \
+    defined(__CUDA_ARCH_FEAT_SM110_ALL) ||                                              \
+    (defined(__CUDA_ARCH_FAMILY_SPECIFIC__) &&                                          \
      (__CUDA_ARCH_FAMILY_SPECIFIC__ == 1000 || __CUDA_ARCH_FAMILY_SPECIFIC__ == 1030 || \
       __CUDA_ARCH_FAMILY_SPECIFIC__ == 1100))
 #define GEMM_HAS_TMA_CTA_PAIR 1

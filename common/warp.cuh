@@ -20,9 +20,7 @@ GEMM_DEVICE int warpgroup_id() { return static_cast<int>(threadIdx.x) / kWarpgro
 // https://docs.nvidia.com/cuda/parallel-thread-execution/#parallel-synchronization-and-communication-instructions-elect-sync
 GEMM_DEVICE bool elect_one_sync() {
   uint32_t pred = 0;
-  asm volatile(
-      "{\n .reg .pred p;\n elect.sync _|p, 0xffffffff;\n selp.u32 %0, 1, 0, p;\n}"
-      : "=r"(pred));
+  asm volatile("{\n .reg .pred p;\n elect.sync _|p, 0xffffffff;\n selp.u32 %0, 1, 0, p;\n}" : "=r"(pred));
   return pred != 0;
 }
 
@@ -35,8 +33,7 @@ GEMM_DEVICE void warp_sync() { asm volatile("bar.warp.sync 0xffffffff;" ::: "mem
 // https://docs.nvidia.com/cuda/parallel-thread-execution/#data-movement-and-conversion-instructions-shfl-sync
 GEMM_DEVICE uint32_t shfl_broadcast(uint32_t value, int src_lane) {
   uint32_t out;
-  asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;"
-               : "=r"(out) : "r"(value), "r"(src_lane));
+  asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(out) : "r"(value), "r"(src_lane));
   return out;
 }
 

@@ -28,16 +28,12 @@ inline constexpr int kMmaK = 16;
 // Orders this thread's earlier tcgen05 operations before its next thread synchronisation
 // (__syncthreads, barrier.cluster, mbarrier arrive): the producing side of a hand-off.
 // https://docs.nvidia.com/cuda/parallel-thread-execution/#tcgen05-special-sync-operations-fence
-GEMM_DEVICE void tcgen05_fence_before_thread_sync() {
-  asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory");
-}
+GEMM_DEVICE void tcgen05_fence_before_thread_sync() { asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory"); }
 
 // Orders this thread's later tcgen05 operations after its last thread synchronisation (a barrier,
 // an mbarrier wait): the consuming side of a hand-off.
 // https://docs.nvidia.com/cuda/parallel-thread-execution/#tcgen05-special-sync-operations-fence
-GEMM_DEVICE void tcgen05_fence_after_thread_sync() {
-  asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");
-}
+GEMM_DEVICE void tcgen05_fence_after_thread_sync() { asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory"); }
 
 // D[d_tmem] (+)= A[a_desc] * B[b_desc]^T, shape and types from idesc (make_idesc_f16). With
 // enable_input_d false the old D is ignored (D = A*B): TMEM is not zeroed by allocation, so the
@@ -70,12 +66,10 @@ template <int CtaGroup>
 GEMM_DEVICE void tcgen05_commit(uint64_t* bar) {
   static_assert(CtaGroup == 1 || CtaGroup == 2, "cta_group is 1 or 2");
   if constexpr (CtaGroup == 1)
-    asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" ::"r"(
-                     smem_addr(bar))
+    asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" ::"r"(smem_addr(bar))
                  : "memory");
   else
-    asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.b64 [%0];" ::"r"(
-                     smem_addr(bar))
+    asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.b64 [%0];" ::"r"(smem_addr(bar))
                  : "memory");
 }
 

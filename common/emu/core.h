@@ -116,13 +116,13 @@ struct Clock {
 // ---------------------------------------------------------------------------------------------
 enum class WaitKind {
   none,
-  cta_barrier,   // bar.sync / __syncthreads
-  mbarrier,      // mbarrier wait (try_wait loop)
-  cluster,       // barrier.cluster.wait
-  collective,    // a .sync.aligned warp / warpgroup / CTA-pair instruction waiting for its peers
-  wgmma_wait,    // wgmma.wait_group
-  bulk_wait,     // cp.async.bulk.wait_group(.read)
-  tmem_alloc,    // tcgen05.alloc waiting for free columns
+  cta_barrier,  // bar.sync / __syncthreads
+  mbarrier,     // mbarrier wait (try_wait loop)
+  cluster,      // barrier.cluster.wait
+  collective,   // a .sync.aligned warp / warpgroup / CTA-pair instruction waiting for its peers
+  wgmma_wait,   // wgmma.wait_group
+  bulk_wait,    // cp.async.bulk.wait_group(.read)
+  tmem_alloc,   // tcgen05.alloc waiting for free columns
 };
 
 struct Wait {
@@ -208,18 +208,18 @@ struct Queue {
 // stores (observed by its issuer's cp.async.bulk.wait_group.read). Shared memory it reads may be
 // written again only by a thread ordered after that observation (Cta::readers).
 struct AsyncReader {
-  bool store = false;      // a TMA store group; else a wgmma share
+  bool store = false;  // a TMA store group; else a wgmma share
   Cta* cta = nullptr;
-  int warp = 0;            // wgmma: the warp (CTA-wide index); store: the issuer's tid
-  uint64_t seq = 0;        // the group's number in its warp (wgmma) or issuer (store)
-  SourceLoc loc{};         // issue (wgmma: the commit_group; stores: the group's first TMA store)
-  SourceLoc commit_loc{};  // the commit_group
-  size_t issue_slot = 0;   // stores: the issuer's clock slot ...
+  int warp = 0;             // wgmma: the warp (CTA-wide index); store: the issuer's tid
+  uint64_t seq = 0;         // the group's number in its warp (wgmma) or issuer (store)
+  SourceLoc loc{};          // issue (wgmma: the commit_group; stores: the group's first TMA store)
+  SourceLoc commit_loc{};   // the commit_group
+  size_t issue_slot = 0;    // stores: the issuer's clock slot ...
   uint64_t issue_time = 0;  // ... and its clock at the commit
-  bool done = false;       // completed
-  uint64_t seen[32] = {};  // per lane (store: [0], the issuer): the epoch of the observing wait, 0 none
-  SourceLoc seen_loc{};    // the first observing wait
-  std::string early;       // an mbarrier arrival by the warp before its covering wait
+  bool done = false;        // completed
+  uint64_t seen[32] = {};   // per lane (store: [0], the issuer): the epoch of the observing wait, 0 none
+  SourceLoc seen_loc{};     // the first observing wait
+  std::string early;        // an mbarrier arrival by the warp before its covering wait
 };
 
 // wgmma: a thread's accumulator array while wgmmas on it are in flight. The registers hold
@@ -245,10 +245,10 @@ struct WgmmaOp {
 struct WarpgroupState {
   Collective coll;
   std::vector<WgmmaOp> uncommitted;
-  Queue queue[4];          // committed shares, in order, per warp of the warpgroup
-  int pending[4] = {};     // shares not yet completed, per warp
-  uint64_t committed[4] = {};             // groups committed so far, per warp
-  std::deque<uint32_t> unseen[4];         // AsyncReader ids not yet seen by every lane, per warp
+  Queue queue[4];                  // committed shares, in order, per warp of the warpgroup
+  int pending[4] = {};             // shares not yet completed, per warp
+  uint64_t committed[4] = {};      // groups committed so far, per warp
+  std::deque<uint32_t> unseen[4];  // AsyncReader ids not yet seen by every lane, per warp
   WaitList waiters;
 };
 
@@ -299,20 +299,20 @@ struct MBarrier {
   uint64_t phase = 0;   // phases completed
   Fiber* init_by = nullptr;
   SourceLoc init_loc{};
-  size_t slot = 0;                      // its Clock slot (phases completed, as threads know it)
-  Clock phase_vc, done_vc;              // the arrivals' memory clocks: current phase, last completed one
-  Clock phase_xc, done_xc;              // ... and execution clocks
-  uint64_t done_epoch = 0;              // when the last phase completed
-  std::vector<Contrib> contrib, contrib_done;   // contributions: current phase, last completed phase
+  size_t slot = 0;                               // its Clock slot (phases completed, as threads know it)
+  Clock phase_vc, done_vc;                       // the arrivals' memory clocks: current phase, last completed one
+  Clock phase_xc, done_xc;                       // ... and execution clocks
+  uint64_t done_epoch = 0;                       // when the last phase completed
+  std::vector<Contrib> contrib, contrib_done;    // contributions: current phase, last completed phase
   std::vector<WaitRec> waited_cur, waited_prev;  // waiters of the current / last completed phase
-  std::string last_arrival;             // the arrival that completed the last phase ("thread 0 at ...")
-  TcUnfenced unf_phase, unf_done;       // unfenced tcgen05 work of the arrivals (see TcUnfenced)
-  bool fenced = false;                  // fence.mbarrier_init (or fence.proxy.async) after the init
-  uint64_t cluster_phase_at_init = 0;   // cluster barriers completed before the init
-  int64_t expected = 0, delivered = 0;  // bytes in the current phase, for messages
-  std::map<uint64_t, int> inflight;     // TMA loads in flight, by the phase they credit
-  TcKnow tc_phase;  // tcgen05 dependencies of the current phase's arrivals and completions
-  TcKnow tc_done;   // ... of the last completed phase: what a waiter learns
+  std::string last_arrival;                      // the arrival that completed the last phase ("thread 0 at ...")
+  TcUnfenced unf_phase, unf_done;                // unfenced tcgen05 work of the arrivals (see TcUnfenced)
+  bool fenced = false;                           // fence.mbarrier_init (or fence.proxy.async) after the init
+  uint64_t cluster_phase_at_init = 0;            // cluster barriers completed before the init
+  int64_t expected = 0, delivered = 0;           // bytes in the current phase, for messages
+  std::map<uint64_t, int> inflight;              // TMA loads in flight, by the phase they credit
+  TcKnow tc_phase;                               // tcgen05 dependencies of the current phase's arrivals and completions
+  TcKnow tc_done;                                // ... of the last completed phase: what a waiter learns
   WaitList waiters;
 };
 
@@ -353,7 +353,7 @@ struct Fiber {
   char* stack = nullptr;  // mapping start (guard page included)
   size_t mapping = 0;
   Cta* cta = nullptr;
-  int tid = 0;  // linear index in the CTA
+  int tid = 0;      // linear index in the CTA
   size_t slot = 0;  // in the cluster's clocks: rank * threads per CTA + tid
   dim3 tidx;
   int warp = 0, lane = 0;
@@ -366,7 +366,7 @@ struct Fiber {
   // Its stores have been attributed since it last ran kernel code (set by track_writes, cleared
   // when it enters the next emulated instruction): track_writes then has nothing to compare.
   bool tracked = false;
-  Clock vc, xc;                // happens-before: memory and execution clocks (see Clock)
+  Clock vc, xc;  // happens-before: memory and execution clocks (see Clock)
   // The mbarrier phase this thread's last wait returned on (for the release analysis of the
   // overwrite rule).
   // Per mbarrier (Clock slot): the phase its last wait on it was for (the deadlock report's
@@ -384,12 +384,12 @@ struct Fiber {
   uint64_t cresult = 0;
 
   // Rules.
-  TcKnow tc_pub;     // what this thread's synchronisations publish: its own work and what it knows
-  TcKnow tc_known;   // what it learned from other threads through synchronisations
-  TcKnow tc_fenced;  // tc_known at its last tcgen05.fence::after_thread_sync
-  TcUnfenced tc_own;       // its own tcgen05 work not yet fenced before a thread sync
+  TcKnow tc_pub;                 // what this thread's synchronisations publish: its own work and what it knows
+  TcKnow tc_known;               // what it learned from other threads through synchronisations
+  TcKnow tc_fenced;              // tc_known at its last tcgen05.fence::after_thread_sync
+  TcUnfenced tc_own;             // its own tcgen05 work not yet fenced before a thread sync
   uint64_t tc_own_ever[2] = {};  // its own tcgen05 work, fenced or not (w, r)
-  TcUnfenced tc_unf;       // other threads' unfenced tcgen05 work it learned of
+  TcUnfenced tc_unf;             // other threads' unfenced tcgen05 work it learned of
   // The convergence rule: set when the thread waited on an mbarrier phase that completed after its
   // warp's last convergence point (async_wait), and when a phase it waited on was completed by work
   // a lane of its own warp issued since that point after waiting so itself (spun): the lanes then
@@ -410,7 +410,7 @@ struct Fiber {
   std::vector<StoreReq> open_stores;  // not yet committed
   Queue store_queue;                  // committed bulk groups
   int store_groups = 0;
-  uint64_t stores_committed = 0;      // bulk groups committed so far
+  uint64_t stores_committed = 0;       // bulk groups committed so far
   std::deque<uint32_t> store_readers;  // their AsyncReader ids, not yet covered by a wait
   WaitList store_waiters;
 };
@@ -428,23 +428,23 @@ struct Cta {
   uint8_t* smem = nullptr;
   size_t size = 0;
   std::vector<uint8_t> shadow;
-  std::vector<int32_t> unfenced;   // writer tid, -1 if fenced or written by the async proxy
-  std::vector<int32_t> writer;     // tid of the last ordinary store, -1 if written by the async proxy
-  std::vector<uint64_t> wepoch;    // epoch of the last write
-  std::vector<uint16_t> inflight;  // TMA loads in flight writing it
+  std::vector<int32_t> unfenced;       // writer tid, -1 if fenced or written by the async proxy
+  std::vector<int32_t> writer;         // tid of the last ordinary store, -1 if written by the async proxy
+  std::vector<uint64_t> wepoch;        // epoch of the last write
+  std::vector<uint16_t> inflight;      // TMA loads in flight writing it
   std::vector<uint32_t> inflight_box;  // the offset of the last TMA load's box that wrote it
   struct TmaLoadSite {
     uint32_t bar = 0;  // the mbarrier it completes on
     SourceLoc loc{};   // where it was issued
   };
   std::unordered_map<uint32_t, TmaLoadSite> tma_load_site;  // by box offset: its last TMA load
-  std::vector<uint8_t> swizzle;    // TMA-written: 1 + the box's model::Layout; 0 otherwise
+  std::vector<uint8_t> swizzle;                             // TMA-written: 1 + the box's model::Layout; 0 otherwise
   // AsyncReader ids (1-based, 0 none) reading each word: per word, one column per warp (wgmma
   // shares) and a last one for TMA stores. Allocated at the first such reader.
   std::vector<uint32_t> readers;
   int reader_cols = 0;
 
-  std::unordered_map<uint32_t, MBarrier> mbar;  // by offset
+  std::unordered_map<uint32_t, MBarrier> mbar;            // by offset
   std::map<std::string, std::set<uint32_t>> tag_offsets;  // barrier tag -> offsets seen (stages)
   NamedBar bars[16];
   std::vector<Collective> warp_coll;
@@ -491,7 +491,7 @@ struct Emu {
   bool aborting = false;
   std::string failure;  // the first failure
   LaunchStats stats;
-  std::vector<std::unique_ptr<Fiber>> pool;  // fibers with stacks, reused cluster to cluster
+  std::vector<std::unique_ptr<Fiber>> pool;           // fibers with stacks, reused cluster to cluster
   std::vector<std::unique_ptr<AsyncReader>> readers;  // of the current cluster (ids: index + 1)
   // Waits for an mbarrier phase other than the one after the thread's previous wait on it, as
   // (what, threads): the deadlock report's diagnosis.
@@ -501,7 +501,7 @@ struct Emu {
   uint64_t next_epoch() { return ++epoch; }
 };
 
-Emu& emu();  // the launch in progress
+Emu& emu();     // the launch in progress
 Fiber* self();  // the calling emulated thread (fails outside a kernel)
 
 // The calling emulated thread, entering the instruction `op` called at `loc`.
@@ -547,7 +547,7 @@ void learn(Fiber* f, const TcKnow& k);  // f completed a synchronisation that ca
 Cta& cta_of_rank(uint32_t rank);  // in the current cluster; fails for a bad rank
 uint32_t smem_offset(Cta& cta, const void* p, size_t bytes, const char* what);
 uint32_t addr_offset(Cta& cta, uint32_t addr, size_t bytes, const char* what);  // from a shared address
-void track_writes(Fiber* f);  // attribute changed words to f
+void track_writes(Fiber* f);                                                    // attribute changed words to f
 // smem + shadow, written by the async proxy; `swizzle` tags TMA-written data (1 + model::Layout).
 void async_write(Cta& cta, uint32_t off, const void* src, size_t bytes, uint8_t swizzle = 0);
 // At the issue of an asynchronous read by `reader` (TMA store, MMA): the words must not be in

@@ -93,9 +93,8 @@ MBarrier& mbarrier_at(Cta& c, uint32_t off, const char* what) {
   if (off % 8 != 0) fail("mbarrier", std::string(what) + ": the mbarrier must be 8-byte aligned");
   auto it = c.mbar.find(off);
   if (it == c.mbar.end() || !it->second.init)
-    fail("mbarrier used before initialisation",
-         std::string(what) + " on shared " + hex(c.addr_of(off)) + " of " + c.name() +
-             ", which no mbarrier.init has initialised");
+    fail("mbarrier used before initialisation", std::string(what) + " on shared " + hex(c.addr_of(off)) + " of " +
+                                                    c.name() + ", which no mbarrier.init has initialised");
   return it->second;
 }
 
@@ -265,8 +264,8 @@ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes, SourceLoc loc) {
   b.tx += bytes;
   b.expected += bytes;
   if (b.tx > kMaxCount)
-    fail("mbarrier tx-count out of range", "expect_tx of " + std::to_string(bytes) + " bytes takes " +
-                                               arrival_detail(c, off, b) + " past 2^20 - 1");
+    fail("mbarrier tx-count out of range",
+         "expect_tx of " + std::to_string(bytes) + " bytes takes " + arrival_detail(c, off, b) + " past 2^20 - 1");
   thread_arrive(f, c, off, "mbarrier.arrive.expect_tx");
 }
 
@@ -286,7 +285,8 @@ bool parity_done(const MBarrier& b, uint32_t parity) { return (b.phase & 1) != (
 // Notes a wait out of step for the deadlock report (threads with the same note are counted).
 void note_skip(const Fiber* f, const std::string& what) {
   auto& skips = emu().skips;
-  auto s = std::find_if(skips.begin(), skips.end(), [&](const auto& x) { return x.first.find(what) != std::string::npos; });
+  auto s =
+      std::find_if(skips.begin(), skips.end(), [&](const auto& x) { return x.first.find(what) != std::string::npos; });
   if (s != skips.end()) ++s->second;
   else if (skips.size() < 4) skips.push_back({thread_name(f) + " " + what, 1});
 }
@@ -309,14 +309,14 @@ void note_ring_position(Fiber* f, Cta& c, uint32_t off, uint64_t target, WaitTag
   auto it = f->ring_pos.find(tag.barrier);
   if (it != f->ring_pos.end() && pos != it->second + 1) {
     const int64_t prev = it->second;
-    const std::string what =
-        "waited at " + where(f->loc) + " on the '" + tag.barrier + "' ring for stage " + std::to_string(stage) +
-        " phase " + std::to_string(target) + " (position " + std::to_string(pos) + " of the ring of " +
-        std::to_string(stages) + " stages), while its previous wait on that ring was for stage " +
-        std::to_string(prev % static_cast<int64_t>(stages)) + " phase " +
-        std::to_string(prev / static_cast<int64_t>(stages)) +
-        (pos > prev + 1 ? ": it skipped " + std::to_string(pos - prev - 1) + " position(s)"
-                        : std::string(": it went back"));
+    const std::string what = "waited at " + where(f->loc) + " on the '" + tag.barrier + "' ring for stage " +
+                             std::to_string(stage) + " phase " + std::to_string(target) + " (position " +
+                             std::to_string(pos) + " of the ring of " + std::to_string(stages) +
+                             " stages), while its previous wait on that ring was for stage " +
+                             std::to_string(prev % static_cast<int64_t>(stages)) + " phase " +
+                             std::to_string(prev / static_cast<int64_t>(stages)) +
+                             (pos > prev + 1 ? ": it skipped " + std::to_string(pos - prev - 1) + " position(s)"
+                                             : std::string(": it went back"));
     note_skip(f, what);
   }
   f->ring_pos[tag.barrier] = pos;
@@ -352,14 +352,14 @@ void wait_parity(Fiber* f, Cta& c, uint32_t off, MBarrier& b, uint32_t parity, W
     note_ring_position(f, c, off, target, tag);
     if (it != f->wait_target.end() && target != it->second + 1) {
       const uint64_t prev = it->second;
-      const std::string what =
-          "waited at " + where(f->loc) + " for phase " + std::to_string(target) + " of mbarrier " +
-          barrier_name(c, off) + " of " + c.name() + ", while its previous wait on that barrier was for phase " +
-          std::to_string(prev) +
-          (target > prev + 1 ? ": it skipped phase" + std::string(target > prev + 2 ? "s " : " ") +
-                                   std::to_string(prev + 1) + (target > prev + 2 ? "-" + std::to_string(target - 1) : "")
-           : target == prev  ? std::string(": it waited for the same phase again")
-                             : std::string(": it went back"));
+      const std::string what = "waited at " + where(f->loc) + " for phase " + std::to_string(target) + " of mbarrier " +
+                               barrier_name(c, off) + " of " + c.name() +
+                               ", while its previous wait on that barrier was for phase " + std::to_string(prev) +
+                               (target > prev + 1 ? ": it skipped phase" + std::string(target > prev + 2 ? "s " : " ") +
+                                                        std::to_string(prev + 1) +
+                                                        (target > prev + 2 ? "-" + std::to_string(target - 1) : "")
+                                : target == prev ? std::string(": it waited for the same phase again")
+                                                 : std::string(": it went back"));
       note_skip(f, what);
     }
     f->wait_target[b.slot] = target;
@@ -403,10 +403,11 @@ void wait_parity(Fiber* f, Cta& c, uint32_t off, MBarrier& b, uint32_t parity, W
       if (k.who && k.who != f && k.who->cta == f->cta && k.who->warp == f->warp && k.epoch > conv &&
           k.who_waited_async) {
         f->spun = true;
-        f->spun_what = "after waiting at " + where(f->loc) + " on mbarrier " + barrier_name(c, off) +
-                       ", which lane " + std::to_string(k.who->lane) + " of the same warp completed (" + k.what +
-                       " at " + where(k.loc) + ") inside a branch these lanes did not take, after waiting there "
-                       "itself on " + k.who_wait;
+        f->spun_what = "after waiting at " + where(f->loc) + " on mbarrier " + barrier_name(c, off) + ", which lane " +
+                       std::to_string(k.who->lane) + " of the same warp completed (" + k.what + " at " + where(k.loc) +
+                       ") inside a branch these lanes did not take, after waiting there "
+                       "itself on " +
+                       k.who_wait;
         break;
       }
 }

@@ -51,8 +51,8 @@ const Options& options() { return g_options; }
 const LaunchStats& last_launch() { return g_last; }
 
 std::string describe(const Options& o) {
-  return "emulator: " + std::to_string(o.sm_count) + " SMs, seed " + std::to_string(o.seed) +
-         " (replay: --emu-seed " + std::to_string(o.seed) + ")";
+  return "emulator: " + std::to_string(o.sm_count) + " SMs, seed " + std::to_string(o.seed) + " (replay: --emu-seed " +
+         std::to_string(o.seed) + ")";
 }
 
 void watch_output(void* alloc, size_t alloc_bytes, void* d, int64_t rows, int64_t cols, size_t elem_bytes) {
@@ -212,8 +212,8 @@ void check_converged(const std::vector<Fiber*>& members, const char* what) {
       for (const Fiber* o : members)
         if (o->cta == m->cta && o->warp == m->warp && o->spun) lanes.push_back(o->lane);
       fail_at(m, "lanes not converged at a .sync.aligned instruction",
-              std::string(what) + " is reached by " + lanes_string(lanes) + " of warp " +
-                  std::to_string(m->warp) + " " + m->spun_what +
+              std::string(what) + " is reached by " + lanes_string(lanes) + " of warp " + std::to_string(m->warp) +
+                  " " + m->spun_what +
                   ": the lanes ran apart and nothing reconverged them, so they do not execute this "
                   ".sync.aligned instruction together: a warp_sync() (bar.warp.sync) is needed before it");
     }
@@ -268,7 +268,8 @@ void check_overwrite(Cta& c, uint32_t w, const Clock& vc, const Fiber* writer, c
       fail_loc(r.loc, writer, "asynchronous read not ordered after the stores",
                "the TMA store issued here (committed at " + where(r.commit_loc) + " by thread " +
                    std::to_string(r.warp) + ") reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
-                   ") which " + op + " write, and no synchronisation orders those stores before the TMA store, or "
+                   ") which " + op +
+                   " write, and no synchronisation orders those stores before the TMA store, or "
                    "after it: a barrier between the stores and the TMA store (__syncthreads after the writers' "
                    "fence.proxy.async) is missing");
     if (!r.store && writer && writer->last_wait_cta == &c) {
@@ -292,12 +293,13 @@ void check_overwrite(Cta& c, uint32_t w, const Clock& vc, const Fiber* writer, c
                       ") after its wait at " + where(writer->last_wait_loc) + " on mbarrier " +
                       barrier_name(c, writer->last_wait_off) + " (init count " + std::to_string(b.count) +
                       ", initialised at " + where(b.init_loc) + ") returned on phase " +
-                      std::to_string(writer->last_wait_phase) + ", which completed with " +
-                      std::to_string(b.count) + " arrival(s) (the last: " + b.last_arrival + "), none from warp " +
-                      std::to_string(r.warp) + ", whose share of the wgmma group committed at " + where(r.loc) +
-                      (r.done ? " read" : " still reads") + " this buffer: the 4 warps that read it release it, so "
-                      "their arrivals will be more than the init count of " + std::to_string(b.count) +
-                      " allows: the init count is too low (one arrival per releasing warp)");
+                      std::to_string(writer->last_wait_phase) + ", which completed with " + std::to_string(b.count) +
+                      " arrival(s) (the last: " + b.last_arrival + "), none from warp " + std::to_string(r.warp) +
+                      ", whose share of the wgmma group committed at " + where(r.loc) +
+                      (r.done ? " read" : " still reads") +
+                      " this buffer: the 4 warps that read it release it, so "
+                      "their arrivals will be more than the init count of " +
+                      std::to_string(b.count) + " allows: the init count is too low (one arrival per releasing warp)");
       }
     }
     std::string state;
@@ -454,7 +456,8 @@ void fiber_main() {
     if (e.failure.empty()) e.failure = x.message;
   } catch (const Abort&) {
   } catch (const std::exception& x) {
-    if (e.failure.empty()) e.failure = std::string("an emulated thread threw: ") + x.what() + "\n  at " + thread_name(f);
+    if (e.failure.empty())
+      e.failure = std::string("an emulated thread threw: ") + x.what() + "\n  at " + thread_name(f);
   }
   f->state = Fiber::State::done;
   switch_to_scheduler(f);
@@ -521,10 +524,13 @@ void collective(Collective& c, int members, const char* name, const Wait& w,
                 const std::function<void(std::vector<Fiber*>&)>& exec, bool aligned, bool memory) {
   Fiber* f = self();
   if (!c.arrived.empty() && std::strcmp(c.name, name) != 0)
-    fail("divergent .sync.aligned instruction",
-         std::string(name) + " while " + std::to_string(c.arrived.size()) + " other thread(s) of the same " +
-             (members == 32 ? "warp" : members == 128 ? "warpgroup" : "group") + " wait at " + c.name + " (" +
-             where(c.loc) + "): every thread must execute the same instruction, convergently");
+    fail("divergent .sync.aligned instruction", std::string(name) + " while " + std::to_string(c.arrived.size()) +
+                                                    " other thread(s) of the same " +
+                                                    (members == 32    ? "warp"
+                                                     : members == 128 ? "warpgroup"
+                                                                      : "group") +
+                                                    " wait at " + c.name + " (" + where(c.loc) +
+                                                    "): every thread must execute the same instruction, convergently");
   if (c.arrived.empty()) c.loc = f->loc;
   c.name = name;
   c.members = members;
@@ -587,9 +593,7 @@ dim3 block_idx() { return self()->cta->idx; }
 dim3 block_dim() { return emu().cfg.block; }
 dim3 grid_dim() { return emu().cfg.grid; }
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 // Hands each thread the unfenced tcgen05 work of the others (see TcUnfenced): `sync_of(q)` is the
 // synchronisation q took part in (its location and instruction).
@@ -716,10 +720,10 @@ void* dynamic_smem_base(size_t alignment, size_t bytes) {
   if (alignment == 0 || (alignment & (alignment - 1)) != 0) fail("dynamic_smem", "alignment must be a power of 2");
   const size_t pad = (alignment - kSmemBase % alignment) % alignment;
   if (pad + bytes > c.size)
-    fail("dynamic shared memory too small",
-         "dynamic_smem<T>() needs " + std::to_string(bytes) + " bytes after " + std::to_string(pad) +
-             " bytes of padding to its " + std::to_string(alignment) + "-byte alignment, but the launch gave " +
-             std::to_string(c.size) + " bytes (request smem_bytes<T>())");
+    fail("dynamic shared memory too small", "dynamic_smem<T>() needs " + std::to_string(bytes) + " bytes after " +
+                                                std::to_string(pad) + " bytes of padding to its " +
+                                                std::to_string(alignment) + "-byte alignment, but the launch gave " +
+                                                std::to_string(c.size) + " bytes (request smem_bytes<T>())");
   return c.smem + pad;
 }
 
@@ -779,8 +783,10 @@ void check_async_read(Cta& c, const std::vector<uint32_t>& words, const char* op
     if (layout && c.swizzle[w] != 0 && c.swizzle[w] != 1 + static_cast<int>(*layout))
       fail_at(reader, "MMA descriptor swizzle differs from the TMA load's",
               std::string(op) + " reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() + ") as " +
-                  model::layout_name(*layout) + " (its matrix descriptor's layout), but the TMA load that wrote it "
-                  "used " + model::layout_name(static_cast<model::Layout>(c.swizzle[w] - 1)) +
+                  model::layout_name(*layout) +
+                  " (its matrix descriptor's layout), but the TMA load that wrote it "
+                  "used " +
+                  model::layout_name(static_cast<model::Layout>(c.swizzle[w] - 1)) +
                   " (its tensor map's swizzle): the tensor map and the descriptor must describe the same layout");
     if (c.inflight[w])
       fail("shared memory read while a TMA load writes it",
@@ -817,7 +823,8 @@ void named_barrier_sync(uint32_t id, uint32_t num_threads, SourceLoc loc) {
   Fiber* f = enter(loc, "bar.sync");
   if (id > 15) fail("named barrier", "bar.sync id " + std::to_string(id) + ": ids are 0..15");
   if (num_threads == 0 || num_threads % 32 != 0)
-    fail("named barrier", "bar.sync thread count " + std::to_string(num_threads) + " must be a positive multiple of 32");
+    fail("named barrier",
+         "bar.sync thread count " + std::to_string(num_threads) + " must be a positive multiple of 32");
   if (static_cast<int>(num_threads) > ((f->cta->nthreads + 31) / 32) * 32)
     fail("named barrier", "bar.sync thread count " + std::to_string(num_threads) + " exceeds the CTA's " +
                               std::to_string(f->cta->nthreads) + " threads");
@@ -1036,7 +1043,8 @@ void check_cta_exit(Cta& c) {
                  std::to_string(col));
     for (const Tmem::Alloc& a : c.tmem->allocs)
       fail("TMEM not deallocated", "the CTA exits with " + std::to_string(a.ncols) + " TMEM columns at column " +
-                                       std::to_string(a.col) + " still allocated: the allocating warp must run "
+                                       std::to_string(a.col) +
+                                       " still allocated: the allocating warp must run "
                                        "tcgen05.dealloc before the CTA exits");
   }
 }
@@ -1087,13 +1095,12 @@ std::string describe_wait(const Fiber* f) {
     case WaitKind::bulk_wait:
       return std::string(w.what) + " " + std::to_string(w.a) + ": " + std::to_string(w.b) + " group(s) pending";
     case WaitKind::tmem_alloc:
-      return std::string(w.what) + " of " + std::to_string(w.a) + " columns: no free range (" +
-             std::to_string(w.b) + " of 512 columns allocated)";
+      return std::string(w.what) + " of " + std::to_string(w.a) + " columns: no free range (" + std::to_string(w.b) +
+             " of 512 columns allocated)";
     case WaitKind::none: break;
   }
   return "running";
 }
-
 
 std::string deadlock_report(Emu& e) {
   std::string r =
@@ -1110,8 +1117,8 @@ std::string deadlock_report(Emu& e) {
         Fiber* f = c.threads[t];
         if (f->state == Fiber::State::done) continue;
         const char* role = f->wait.tag.role ? f->wait.tag.role : f->role;
-        std::string what = (role ? "role " + std::string(role) + ", " : "") + "at " + where(f->wait.loc) + ": " +
-                           describe_wait(f);
+        std::string what =
+            (role ? "role " + std::string(role) + ", " : "") + "at " + where(f->wait.loc) + ": " + describe_wait(f);
         auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == what; });
         if (it == groups.end()) groups.push_back({what, {f->lane}});
         else it->second.push_back(f->lane);
@@ -1121,7 +1128,8 @@ std::string deadlock_report(Emu& e) {
         const Fiber* f = c.threads[warp * 32 + lanes.front()];
         if (f->wait.kind == WaitKind::collective && groups.size() > 1)
           diagnosis.push_back(std::string(f->wait.what) + " in " + c.name() + " warp " + std::to_string(warp) +
-                              " was reached by " + lanes_string(lanes) + " only, while the other lanes wait elsewhere: "
+                              " was reached by " + lanes_string(lanes) +
+                              " only, while the other lanes wait elsewhere: "
                               "a .sync.aligned instruction must be executed by every thread of the warp (or "
                               "warpgroup), convergently");
         if (lines >= 48) {
@@ -1136,10 +1144,11 @@ std::string deadlock_report(Emu& e) {
       int inflight = 0;
       for (const auto& [ph, n] : b.inflight) inflight += n;
       if (b.init && b.tx > 0 && inflight == 0 && !b.waiters.empty())
-        diagnosis.push_back("mbarrier " + barrier_name(c, off) + " of " + c.name() + " still expects " +
-                            std::to_string(b.tx) + " tx bytes and no TMA load crediting it is in flight: "
-                            "expect_tx announced more bytes (" + std::to_string(b.expected) +
-                            ") than the loads deliver (" + std::to_string(b.delivered) + " so far)");
+        diagnosis.push_back(
+            "mbarrier " + barrier_name(c, off) + " of " + c.name() + " still expects " + std::to_string(b.tx) +
+            " tx bytes and no TMA load crediting it is in flight: "
+            "expect_tx announced more bytes (" +
+            std::to_string(b.expected) + ") than the loads deliver (" + std::to_string(b.delivered) + " so far)");
       // A producer waiting for a free slot on a fresh barrier with the consumer's parity.
       bool fresh_wait = false;
       for (const Fiber* f : b.waiters) {
@@ -1179,9 +1188,10 @@ std::string deadlock_report(Emu& e) {
     for (size_t i = 0; i < e.skips.size(); ++i)
       s += (i ? "; " : "") + e.skips[i].first +
            (e.skips[i].second > 1 ? " (and " + std::to_string(e.skips[i].second - 1) + " more threads alike)" : "");
-    diagnosis.push_back(s + ". A pipeline position (stage, phase) that no longer follows the barriers' phases: is "
-                            "a PipelineState re-initialised (for each tile?), or advanced a different number of times "
-                            "by the two sides?");
+    diagnosis.push_back(s +
+                        ". A pipeline position (stage, phase) that no longer follows the barriers' phases: is "
+                        "a PipelineState re-initialised (for each tile?), or advanced a different number of times "
+                        "by the two sides?");
   }
   for (const std::string& d : diagnosis) r += "\n  diagnosis: " + d;
   return r;
@@ -1439,9 +1449,9 @@ Status launch_grid(const LaunchConfig& cfg, void (*body)(void*), void* ctx) {
           // Queues left by fibers of this cluster are empty now; transient ones were freed.
           e.runnable.clear();
           e.active.clear();
-          watch_cluster(cluster_index, cl.ctas.front()->name() +
-                                           (cl.ctas.size() > 1 ? " (cluster " + std::to_string(cluster_index) + ")"
-                                                               : ""));
+          watch_cluster(
+              cluster_index,
+              cl.ctas.front()->name() + (cl.ctas.size() > 1 ? " (cluster " + std::to_string(cluster_index) + ")" : ""));
           e.cluster = nullptr;
         }
   } catch (const Failure& x) {

@@ -16,10 +16,10 @@ void use_cta_group(int cg, const char* what) {
   if (cg != 1 && cg != 2) fail("cta_group", std::string(what) + ": cta_group must be 1 or 2");
   if (e.cta_group == 0) e.cta_group = cg;
   if (e.cta_group != cg)
-    fail("mixed cta_group in one kernel", std::string(what) + " with cta_group::" + std::to_string(cg) +
-                                              " in a kernel whose earlier tcgen05 instructions used cta_group::" +
-                                              std::to_string(e.cta_group) +
-                                              ": every tcgen05 instruction of a kernel must use the same cta_group");
+    fail("mixed cta_group in one kernel",
+         std::string(what) + " with cta_group::" + std::to_string(cg) +
+             " in a kernel whose earlier tcgen05 instructions used cta_group::" + std::to_string(e.cta_group) +
+             ": every tcgen05 instruction of a kernel must use the same cta_group");
 }
 
 Tmem& tmem_of(Cta& c) {
@@ -34,16 +34,18 @@ void check_fenced_after_sync(Fiber* f, const char* what, bool mma) {
   check_tc_unfenced(f, what);
   const TcKnow& k = f->tc_known;
   const TcKnow& d = f->tc_fenced;
-  const char* dep = k.w > d.w            ? "TMEM written by tcgen05.mma or tcgen05.alloc"
+  const char* dep = k.w > d.w          ? "TMEM written by tcgen05.mma or tcgen05.alloc"
                     : mma && k.r > d.r ? "TMEM read by tcgen05.ld"
                     : mma && k.s > d.s ? "shared memory written by threads or TMA"
                                        : nullptr;
   if (dep)
     fail_at(f, "missing tcgen05.fence::after_thread_sync",
-            std::string(what) + " after a thread synchronisation (a barrier or an mbarrier wait) that ordered it "
-                                "after other threads' work (" + dep +
-                                "), with no tcgen05.fence::after_thread_sync in between: without the fence the "
-                                "asynchronous tcgen05 operation is not ordered after that synchronisation");
+            std::string(what) +
+                " after a thread synchronisation (a barrier or an mbarrier wait) that ordered it "
+                "after other threads' work (" +
+                dep +
+                "), with no tcgen05.fence::after_thread_sync in between: without the fence the "
+                "asynchronous tcgen05 operation is not ordered after that synchronisation");
 }
 
 std::string cols_string(uint32_t col, uint32_t n) {
@@ -207,8 +209,8 @@ void tmem_dealloc_n(int cta_group, uint32_t taddr, uint32_t num_columns, SourceL
       for (const PendingLd& ld : g->lds)
         if (ld.col < col + num_columns && col < ld.col + ld.ncols)
           fail("dealloc while a load is outstanding",
-               "tcgen05.dealloc of TMEM " + cols_string(col, num_columns) + " while a tcgen05.ld of " +
-                   thread_name(g) + " from them has not completed (tcgen05.wait::ld, then a barrier, before the dealloc)");
+               "tcgen05.dealloc of TMEM " + cols_string(col, num_columns) + " while a tcgen05.ld of " + thread_name(g) +
+                   " from them has not completed (tcgen05.wait::ld, then a barrier, before the dealloc)");
     for (uint32_t k = col; k < col + num_columns; ++k)
       if (t.pending[k])
         fail("dealloc while a load is outstanding",
@@ -220,9 +222,10 @@ void tmem_dealloc_n(int cta_group, uint32_t taddr, uint32_t num_columns, SourceL
       const uint64_t last = std::max(t.last_use_epoch, peer.tmem ? peer.tmem->last_use_epoch : 0);
       if (last > cl.barrier_epoch)
         fail("dealloc while the peer CTA may still use TMEM",
-             "tcgen05.dealloc.cta_group::2 in " + c.name() + " with no cluster barrier since the pair's last tcgen05 "
-             "operation: the peer CTA may still use the pair's TMEM (end the epilogues with a cluster barrier "
-             "before the dealloc)");
+             "tcgen05.dealloc.cta_group::2 in " + c.name() +
+                 " with no cluster barrier since the pair's last tcgen05 "
+                 "operation: the peer CTA may still use the pair's TMEM (end the epilogues with a cluster barrier "
+                 "before the dealloc)");
     }
     t.allocs.erase(it);
     const uint64_t e = emu().next_epoch();
@@ -260,12 +263,14 @@ void tcgen05_mma_f16_n(int cta_group, uint32_t d_tmem, uint64_t a_desc, uint64_t
       fail("cta_group::2", "tcgen05.mma.cta_group::2 issued by " + c.name() +
                                ", an odd CTA of its pair: only the even (leader) CTA issues the pair's MMAs");
     if (static_cast<size_t>(c.rank) + 1 >= c.cluster->ctas.size())
-      fail("cta_group::2", "tcgen05.mma.cta_group::2 needs a peer CTA (cluster rank " + std::to_string(c.rank + 1) + ")");
+      fail("cta_group::2",
+           "tcgen05.mma.cta_group::2 needs a peer CTA (cluster rank " + std::to_string(c.rank + 1) + ")");
     parts.push_back(&cta_of_rank(static_cast<uint32_t>(c.rank) + 1));
   }
   if ((d_tmem >> 16) != 0)
     fail("TMEM access outside the warp's lanes",
-         "tcgen05.mma D address " + hex(d_tmem) + ": an M=128-per-CTA accumulator spans lanes 0-127, the lane field must be 0");
+         "tcgen05.mma D address " + hex(d_tmem) +
+             ": an M=128-per-CTA accumulator spans lanes 0-127, the lane field must be 0");
   const uint32_t col = d_tmem & 0xFFFFu;
   for (Cta* p : parts) check_columns(*p, col, static_cast<uint32_t>(n), "tcgen05.mma (D)");
 
@@ -343,8 +348,8 @@ void commit(int cta_group, uint64_t* bar, uint16_t mask, bool multicast, const c
   if (multicast) {
     const uint32_t n = static_cast<uint32_t>(c.cluster->ctas.size());
     if (mask == 0 || (n < 16 && (mask >> n) != 0))
-      fail("tcgen05.commit multicast", std::string(what) + ": ctaMask " + hex(mask) +
-                                           " names CTAs outside the cluster of " + std::to_string(n));
+      fail("tcgen05.commit multicast",
+           std::string(what) + ": ctaMask " + hex(mask) + " names CTAs outside the cluster of " + std::to_string(n));
     for (uint32_t r = 0; r < n; ++r)
       if (mask & (1u << r)) targets.push_back(&cta_of_rank(r));
   } else {
@@ -403,9 +408,10 @@ void tmem_ld(uint32_t taddr, uint32_t* v, uint32_t ncols, const char* what, Sour
     const uint32_t quarter = 32u * static_cast<uint32_t>(warp % 4);
     if (lane != quarter)
       fail("TMEM access outside the warp's lanes",
-           std::string(what) + " at " + hex(taddr) + " (lanes " + std::to_string(lane) + "-" + std::to_string(lane + 31) +
-               ") by warp " + std::to_string(warp) + ", which may access only lanes " + std::to_string(quarter) + "-" +
-               std::to_string(quarter + 31) + " (warp % 4 = " + std::to_string(warp % 4) + ")");
+           std::string(what) + " at " + hex(taddr) + " (lanes " + std::to_string(lane) + "-" +
+               std::to_string(lane + 31) + ") by warp " + std::to_string(warp) + ", which may access only lanes " +
+               std::to_string(quarter) + "-" + std::to_string(quarter + 31) +
+               " (warp % 4 = " + std::to_string(warp % 4) + ")");
     check_columns(c, col, ncols, what);
     Tmem& t = *c.tmem;
     for (uint32_t k = col; k < col + ncols; ++k)
@@ -421,7 +427,8 @@ void tmem_ld(uint32_t taddr, uint32_t* v, uint32_t ncols, const char* what, Sour
         if (!t.written[l * Tmem::kCols + k])
           fail("tcgen05.ld of unwritten TMEM",
                std::string(what) + " reads TMEM lane " + std::to_string(l) + " column " + std::to_string(k) + " of " +
-                   c.name() + ", which no tcgen05.mma has written since tcgen05.alloc (is N in the instruction "
+                   c.name() +
+                   ", which no tcgen05.mma has written since tcgen05.alloc (is N in the instruction "
                    "descriptor, or the column offset, what the epilogue assumes?)");
     for (Fiber* m : all) check_fenced_after_sync(m, what, false);
     for (Fiber* m : all) {

@@ -10,8 +10,9 @@ Status make_tensor_map_2d(CUtensorMap* out, const void* base, uint64_t rows, uin
                           uint32_t box_cols, Swizzle swizzle) {
   if (Status s = check_tensor_map_2d(out, base, rows, cols, box_rows, box_cols, swizzle); !s.ok()) return s;
   if (swizzle == Swizzle::b128 && box_cols * kTmaElementBytes != 128)
-    return Status::failure("tensor map (emulator): a 128-byte swizzled box narrower than 128 bytes is not modelled (got " +
-                           std::to_string(box_cols) + " cols)");
+    return Status::failure(
+        "tensor map (emulator): a 128-byte swizzled box narrower than 128 bytes is not modelled (got " +
+        std::to_string(box_cols) + " cols)");
   emu::model::TensorMap2D m;
   m.base = base;
   m.rows = rows;
@@ -75,8 +76,8 @@ const uint8_t* global_at(const model::TensorMap2D& m, int64_t row, int64_t col) 
 }
 
 struct LoadDest {
-  Cta* data;      // receives the box
-  Cta* barrier;   // whose barrier gets the bytes
+  Cta* data;       // receives the box
+  Cta* barrier;    // whose barrier gets the bytes
   uint64_t phase;  // the barrier's phase at issue
 };
 
@@ -95,8 +96,8 @@ void tma_load(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0,
   if (multicast) {
     const uint32_t n = static_cast<uint32_t>(c.cluster->ctas.size());
     if (mask == 0 || (n < 16 && (mask >> n) != 0))
-      fail("TMA multicast", std::string(what) + ": ctaMask " + hex(mask) + " names CTAs outside the cluster of " +
-                                std::to_string(n));
+      fail("TMA multicast",
+           std::string(what) + ": ctaMask " + hex(mask) + " names CTAs outside the cluster of " + std::to_string(n));
     for (uint32_t r = 0; r < n; ++r)
       if (mask & (1u << r)) targets.push_back(&cta_of_rank(r));
   } else {
@@ -111,7 +112,8 @@ void tma_load(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0,
     Cta* bc = pair ? &cta_of_rank(static_cast<uint32_t>(c.rank) & ~1u) : t;
     MBarrier& b = mbarrier_at(*bc, bar_off, what);
     mbarrier_check_use(*bc, bar_off, b, f, bc != &c, true, what);
-    if (t->done) fail("CTA exiting with peer traffic in flight", std::string(what) + " into " + t->name() + ", which has exited");
+    if (t->done)
+      fail("CTA exiting with peer traffic in flight", std::string(what) + " into " + t->name() + ", which has exited");
     dests.push_back({t, bc, b.phase});
     ++b.inflight[b.phase];
     // A buffer an asynchronous operation still reads must not be overwritten (AsyncReader).
@@ -210,7 +212,8 @@ void tma_store_commit_group(SourceLoc loc) {
   r->issue_slot = f->slot;
   r->issue_time = tick(f);
   const uint32_t id = new_reader(std::move(r));
-  for (const StoreReq& s : group) add_reader(*f->cta, box_words(s.src_off, s.map), static_cast<int>(f->cta->warp_coll.size()), id);
+  for (const StoreReq& s : group)
+    add_reader(*f->cta, box_words(s.src_off, s.map), static_cast<int>(f->cta->warp_coll.size()), id);
   f->store_readers.push_back(id);
   const std::string issuer = thread_name(f) + " at " + where(loc);
   enqueue(f->store_queue, [f, group, issuer, id] {

@@ -98,8 +98,7 @@ void complete_share(Cta& c, WarpgroupState& wg, const std::vector<WgmmaOp>& ops,
   bcache.resize(ops.size());
   for (size_t o = 0; o < ops.size(); ++o) {
     const WgmmaOp& op = ops[o];
-    check_unchanged(c, operand_words(c, op.a, 16 * w, 16, "wgmma A"), op.issue_epoch, "wgmma.mma_async (A)",
-                    issuer);
+    check_unchanged(c, operand_words(c, op.a, 16 * w, 16, "wgmma A"), op.issue_epoch, "wgmma.mma_async (A)", issuer);
     check_unchanged(c, operand_words(c, op.b, 0, op.n, "wgmma B"), op.issue_epoch, "wgmma.mma_async (B)", issuer);
     const std::vector<float> a = read_operand(c, op.a, 16 * w, 16);
     if (bcache[o].empty()) bcache[o] = read_operand(c, op.b, 0, op.n);
@@ -306,8 +305,8 @@ void setmaxnreg_n(bool inc, int n, SourceLoc loc) {
       if (m->carg[0] != all.front()->carg[0])
         fail_at(m, "setmaxnreg",
                 std::string(what) + " " + std::to_string(m->carg[0]) + " in thread " + std::to_string(m->tid) +
-                    " and " + std::to_string(all.front()->carg[0]) + " in thread " +
-                    std::to_string(all.front()->tid) + ": the warpgroup must execute it with one register count");
+                    " and " + std::to_string(all.front()->carg[0]) + " in thread " + std::to_string(all.front()->tid) +
+                    ": the warpgroup must execute it with one register count");
   });
 }
 

@@ -141,8 +141,7 @@ TEST_P(Instr, ArrivalBeyondTheCountInALaterPhase) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("more arrivals than the init count: tests/emu/instr_kernels.cpp:"), std::string::npos)
       << s.message();
-  EXPECT_NE(s.message().find("is not ordered after the completion of its phase 1"), std::string::npos)
-      << s.message();
+  EXPECT_NE(s.message().find("is not ordered after the completion of its phase 1"), std::string::npos) << s.message();
 }
 
 TEST_P(Instr, CollectivesAndClusterRegisters) {

@@ -57,10 +57,11 @@ TEST_P(Variant, FailsWithItsRule) {
     std::string flat = out.status.message();
     for (char& c : flat)
       if (c == '\n') c = ' ';
-    if (std::getenv("GEMM_EMU_SHOW")) std::printf("--- %s (seed %llu)\n%s\n", v.name,
-                                                  static_cast<unsigned long long>(seed), out.status.message().c_str());
-    EXPECT_TRUE(std::regex_search(flat, std::regex(v.expect)))
-        << "expected a match of\n  " << v.expect << "\nin:\n" << out.status.message();
+    if (std::getenv("GEMM_EMU_SHOW"))
+      std::printf("--- %s (seed %llu)\n%s\n", v.name, static_cast<unsigned long long>(seed),
+                  out.status.message().c_str());
+    EXPECT_TRUE(std::regex_search(flat, std::regex(v.expect))) << "expected a match of\n  " << v.expect << "\nin:\n"
+                                                               << out.status.message();
   }
 }
 
