@@ -59,7 +59,7 @@ constexpr int kThreads = 2 * kWarpgroupSize;
 // registers at launch, and that cap is what setmaxnreg redistributes inside the CTA: the producer
 // gives back 128 - 24 per thread, the consumer takes 232 - 128, and 24 + 232 = 2 x 128, so the
 // consumer's setmaxnreg.inc always finds its registers in the pool. (The consumer holds 128
-// accumulator registers; below ~224 ptxas spills, README.md.)
+// accumulator registers; with fewer, ptxas spills: NOTES.md.)
 constexpr int kCtasPerSm = 2;
 constexpr int kProducerRegs = 24;
 constexpr int kConsumerRegs = 232;
