@@ -46,6 +46,41 @@ Status resident_ctas(void (*kernel)(KernelArgs...), int threads, size_t smem_byt
   return {};
 }
 
+// Sets *clusters to the number of clusters of `cluster_size` CTAs (along x) of `kernel` that the
+// current device runs at once (steps 9-10: the persistent grid is that many clusters). The CTAs of
+// a cluster are placed on the SMs of one GPC, so this can be fewer than resident_ctas / cluster_size
+// when a GPC's SM count is not a multiple of the cluster size. Host only; nothing is launched.
+template <class... KernelArgs>
+Status resident_clusters(void (*kernel)(KernelArgs...), int threads, size_t smem_bytes, int cluster_size,
+                         int* clusters) {
+  if (smem_bytes > 48 * 1024) {
+    if (cudaError_t e =
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_bytes));
+        e != cudaSuccess)
+      return cuda_failure(e, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+  }
+  cudaLaunchConfig_t lc{};
+  lc.gridDim = dim3(static_cast<unsigned>(cluster_size));
+  lc.blockDim = dim3(static_cast<unsigned>(threads));
+  lc.dynamicSmemBytes = smem_bytes;
+  cudaLaunchAttribute attr[1]{};
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = static_cast<unsigned>(cluster_size);
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  lc.attrs = attr;
+  lc.numAttrs = 1;
+  int n = 0;
+  if (cudaError_t e = cudaOccupancyMaxActiveClusters(&n, kernel, &lc); e != cudaSuccess)
+    return cuda_failure(e, "cudaOccupancyMaxActiveClusters");
+  if (n < 1)
+    return Status::failure("occupancy: not one cluster of " + std::to_string(cluster_size) + " CTAs of " +
+                           std::to_string(threads) + " threads and " + std::to_string(smem_bytes) +
+                           " bytes of shared memory fits on the GPU");
+  *clusters = n;
+  return {};
+}
+
 #elif defined(GEMM_EMULATED)
 
 namespace emu {
@@ -59,6 +94,17 @@ inline namespace emulated {
 template <class... KernelArgs>
 Status resident_ctas(void (*)(KernelArgs...), int threads, size_t smem_bytes, int* ctas) {
   return emu::resident_ctas(threads, smem_bytes, ctas);
+}
+// The emulated SMs have no GPCs: any cluster_size resident CTAs make a resident cluster.
+template <class... KernelArgs>
+Status resident_clusters(void (*)(KernelArgs...), int threads, size_t smem_bytes, int cluster_size, int* clusters) {
+  int ctas = 0;
+  if (Status s = emu::resident_ctas(threads, smem_bytes, &ctas); !s.ok()) return s;
+  if (ctas < cluster_size)
+    return Status::failure("occupancy: not one cluster of " + std::to_string(cluster_size) +
+                           " CTAs fits on the emulated GPU");
+  *clusters = ctas / cluster_size;
+  return {};
 }
 }  // namespace emulated
 
