@@ -64,7 +64,9 @@ constexpr int kThreads = 2 * kWarpgroupSize;
 // registers: ptxas launches every thread with the consumer's count (setmaxnreg.inc finds them
 // already there), and the producer's setmaxnreg.dec only returns what it does not use.
 constexpr int kCtasPerSm = 1;
-constexpr int kProducerRegs = 24;
+// 40 for the producer, not step 8's 24: its cluster bookkeeping (rank, cluster index, the B half's
+// row) would spill at 24 (ptxas -v reports the spill stores).
+constexpr int kProducerRegs = 40;
 constexpr int kConsumerRegs = 232;
 static_assert(kProducerRegs + kConsumerRegs <= 2 * (65536 / (kThreads * kCtasPerSm)),
               "setmaxnreg: the two warpgroups may hold no more registers than the launch gave the CTA");
@@ -328,6 +330,6 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters
   return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, group_m);
 }
 
-Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kGroupM, /*ctas=*/0); }
+Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kGroupM, /*clusters=*/0); }
 
 }  // namespace gemm::step09::hopper

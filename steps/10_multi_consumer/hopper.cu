@@ -1,23 +1,29 @@
-// GEMM, step by step -- hopper track (sm_90a: H100, H200), step 10 of 10: WIP (copied from step 8).
+// GEMM, step by step -- hopper track (sm_90a: H100, H200), step 10 of 10: multi-consumer.
 //
 //   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
 //   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer
 //
-// D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: a resident grid of CTAs that
-// loop over the 128x128 output tiles, each CTA split into a producer and a consumer warpgroup.
-// The lesson (changed from step 7): depth.
-//   - The ring is five K slices of 32 KB deep, beside the epilogue's staging buffer (six would
-//     fit; five measured faster, README.md). The producer can run up to five slices ahead: a late
-//     TMA load, a slow L2 or DRAM burst, or the consumer's epilogue is absorbed by the slices
-//     already waiting.
-//   - With a stage to spare, the consumer keeps one wgmma group in flight: after issuing slice
-//     k's group it waits only for slice k-1's (wgmma.wait_group 1) and releases that stage, so the
-//     tensor cores always have the next group queued while the warps wait and arrive.
-//   - The deep ring takes the shared memory of a second CTA: one CTA per SM now, whose consumer
-//     alone keeps the tensor cores busy.
+// D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: a resident grid of 2-CTA
+// clusters (step 9's multicast of B kept) that loop over output tiles of 128x256, each CTA split
+// into one producer and TWO consumer warpgroups.
+// The lesson (changed from step 9): more math per byte and per barrier.
+//   - The CTA tile doubles, to 128x256 (or 256x128, -DGEMM_STEP10_TILE_M=256; README.md measures
+//     both). One warpgroup cannot hold it: 128x256 f32 accumulators are 256 registers per thread,
+//     more than a thread may have. So two consumer warpgroups share the tile, each its own half of
+//     the rows, and the producer feeds both from one ring.
+//   - Each K slice's bytes now feed twice the math: 48 KB per slice for 2 x 64 x 256 x 64 MACs,
+//     against 32 KB for half of that in step 9. With B multicast across the cluster, a CTA loads
+//     only 32 KB of it from L2.
+//   - A stage is free once all eight consumer warps of the cluster (two warpgroups in each of two
+//     CTAs) have released it: `empty` counts 2 x 2 x 4 arrivals.
+//   - Each consumer warpgroup stores its own rows with its own named barrier and staging buffer,
+//     so neither waits for the other's epilogue.
+//   - 384 threads, one CTA per SM: setmaxnreg gives the producer 40 registers and each consumer
+//     thread 232 (128 of them accumulators).
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
+#include "common/cluster.cuh"
 #include "common/device.cuh"
 #include "common/fence.cuh"
 #include "common/hopper/setmaxnreg.cuh"
@@ -39,40 +45,60 @@ namespace gemm::step10::hopper {
 
 using namespace gemm::hopper;
 
+// The CTA tile: kTileM x kTileN with kTileM * kTileN = 128 x 256, rows split between the two
+// consumer warpgroups. 128 x 256 by default; -DGEMM_STEP10_TILE_M=256 builds 256 x 128.
+#if defined(GEMM_STEP10_TILE_M)
+constexpr int kTileM = GEMM_STEP10_TILE_M;
+#else
 constexpr int kTileM = 128;
-constexpr int kTileN = 128;
+#endif
+constexpr int kTileN = 128 * 256 / kTileM;
+static_assert(kTileM == 128 || kTileM == 256, "the CTA tile is 128x256 or 256x128");
 constexpr int kTileK = 64;   // one 128-byte swizzle atom of fp16
-constexpr int kWgmmaM = 64;  // rows per wgmma: the 128-row tile takes two
+constexpr int kWgmmaM = 64;  // rows per wgmma
 constexpr int kWgmmaK = 16;
-constexpr int kAccRegs = kWgmmaAccRegs<kTileN>;  // 64 f32 registers per thread per 64-row half
-// The ring's depth. Up to six K slice buffers fit in shared memory beside the staging buffer (the
-// static_assert below); the measured sweep of depths behind five is in README.md.
-constexpr int kStages = 5;
-// Two warpgroups: the producer first, then the consumer (wgmma needs a whole, aligned warpgroup).
+// Two consumer warpgroups, each owning kConsumerRows rows of the tile: kConsumerHalves wgmmas of
+// 64 rows each per k16 step.
+constexpr int kConsumers = 2;
+constexpr int kConsumerRows = kTileM / kConsumers;
+constexpr int kConsumerHalves = kConsumerRows / kWgmmaM;
+constexpr int kAccRegs = kWgmmaAccRegs<kTileN>;  // f32 registers per thread per 64-row wgmma
+static_assert(kConsumerHalves * kAccRegs == 128, "128 accumulator registers per consumer thread");
+// The ring: as deep as fits beside the staging buffers (the static_assert below).
+constexpr int kStages = 4;
+// CTAs per cluster, along M: they share the B tile. Each loads kTileN / kClusterM rows of it.
+constexpr int kClusterM = 2;
+constexpr int kBRowsPerCta = kTileN / kClusterM;
+constexpr uint16_t kClusterMask = (1u << kClusterM) - 1;  // multicast to every CTA of the cluster
+// Three warpgroups: the producer first, then the two consumers (wgmma needs whole, aligned
+// warpgroups).
 constexpr int kProducerWarpgroup = 0;
-constexpr int kConsumerWarpgroup = 1;
-constexpr int kThreads = 2 * kWarpgroupSize;
-// One CTA per SM: the deep ring fills its shared memory. With a single CTA nothing competes for
-// registers: ptxas launches every thread with the consumer's count (setmaxnreg.inc finds them
-// already there), and the producer's setmaxnreg.dec only returns what it does not use.
+constexpr int kFirstConsumerWarpgroup = 1;
+constexpr int kThreads = (1 + kConsumers) * kWarpgroupSize;
+// One CTA per SM. ptxas starts every thread with 65536 / 384 rounded down to a multiple of 8 =
+// 168 registers; setmaxnreg moves them from the producer to the consumers, and the totals must
+// match exactly (an .inc that finds too few registers in the CTA's pool waits for ever).
 constexpr int kCtasPerSm = 1;
-constexpr int kProducerRegs = 24;
+constexpr int kProducerRegs = 40;  // step 9's: at 24 the cluster bookkeeping spills
 constexpr int kConsumerRegs = 232;
-static_assert(kProducerRegs + kConsumerRegs <= 2 * (65536 / (kThreads * kCtasPerSm)),
-              "setmaxnreg: the two warpgroups may hold no more registers than the launch gave the CTA");
-// Named barrier of the consumer warpgroup's epilogue (id 0 is __syncthreads, which would wait for
-// the producer warpgroup too).
-constexpr uint32_t kEpilogueBarrier = 1;
-// The output tile is stored as boxes of 64 columns: a SW128 box row is at most 128 bytes.
+static_assert(kProducerRegs + kConsumers * kConsumerRegs == (1 + kConsumers) * 168,
+              "setmaxnreg: the warpgroups' registers must add up to what the launch gave the CTA");
+// Named barriers of the two consumers' epilogues: ids 1 and 2 (0 is __syncthreads).
+constexpr uint32_t kFirstEpilogueBarrier = 1;
+// The output tile is stored as boxes of kConsumerRows rows x 64 columns (a SW128 box row is at most
+// 128 bytes). A consumer's staging buffer holds kStagingBoxes of its boxes: 16 KB, so that a fourth
+// stage fits; it stores its rows in kStoreRounds rounds.
 constexpr int kStoreCols = 64;
 constexpr int kStoreBoxes = kTileN / kStoreCols;
-// Bytes one K slice brings into shared memory: what `full` expects per phase. TMA always delivers
-// the whole box, the zeros it fills past the edges included.
+constexpr int kStagingBoxes = 16384 / (kConsumerRows * kStoreCols * 2);
+constexpr int kStoreRounds = kStoreBoxes / kStagingBoxes;
+// Bytes one K slice brings into a CTA's shared memory: what its `full` expects per phase. That is
+// its own A box plus the WHOLE B tile: one half from its own multicast, one from its peer's.
 constexpr uint32_t kStageBytes = (kTileM + kTileN) * kTileK * sizeof(__half);
-static_assert(kStageBytes == 32768, "A 128x64 + B 128x64 fp16");
-// A stage is free once every consumer warp has seen its wgmmas complete: lane 0 of each warp
-// arrives, after that warp's wgmma.wait_group.
-constexpr uint32_t kReleaseArrivals = kWarpgroupSize / kWarpSize;
+static_assert(kStageBytes == 49152, "A + B of a 128 x 256 tile, 64 wide in K, fp16");
+// A stage is free once every consumer warp of both consumer warpgroups of both CTAs has seen its
+// wgmmas complete: lane 0 of each warp arrives on the stage's `empty` in its own CTA and the peer.
+constexpr uint32_t kReleaseArrivals = kClusterM * kConsumers * (kWarpgroupSize / kWarpSize);
 // Tile rows per L2 group of the scheduler: step 6's value.
 constexpr int kGroupM = 16;
 // What one CTA may have on the GPUs of this track (H100, H200: 227 KB of dynamic shared memory).
@@ -81,154 +107,166 @@ constexpr size_t kSmemLimit = 227 * 1024;
 // Every tile is rows x 128 bytes in the SW128 layout and starts on a 1024-byte boundary (the
 // swizzle pattern repeats every 8 rows = 1024 bytes; TMA and the descriptors assume it).
 struct alignas(1024) SharedStorage {
-  __half a[kStages][kTileM * kTileK];          // kStages x 16 KB, written by TMA
-  __half b[kStages][kTileN * kTileK];          // kStages x 16 KB, written by TMA
-  __half d[kStoreBoxes][kTileM * kStoreCols];  // 2 x 16 KB: the epilogue's output tile, read by TMA
-  uint64_t full[kStages];                      // mbarrier: the stage's K slice has landed
-  uint64_t empty[kStages];                     // mbarrier: the stage's consumers are done with it
+  __half a[kStages][kTileM * kTileK];                               // written by TMA
+  __half b[kStages][kTileN * kTileK];                               // written by TMA, half by the peer
+  __half d[kConsumers][kStagingBoxes][kConsumerRows * kStoreCols];  // each consumer's staging, read by TMA
+  uint64_t full[kStages];                                           // mbarrier: the K slice has landed
+  uint64_t empty[kStages];                                          // mbarrier: every consumer is done
 };
 static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b[0]) % 1024 == 0 &&
-                  sizeof(SharedStorage::d[0]) % 1024 == 0,
+                  sizeof(SharedStorage::d[0][0]) % 1024 == 0,
               "every tile must start on a 1024-byte boundary");
-static_assert(sizeof(SharedStorage) <= kSmemLimit, "the ring and the staging buffer must fit in shared memory");
+static_assert(sizeof(SharedStorage) <= kSmemLimit, "the ring and the staging buffers must fit in shared memory");
 
 // Loads K slice `k_slice` of the tile at (m0, n0) into the producer's next stage, once that stage is
-// free, and moves the producer on. One thread.
+// free in both CTAs, and moves the producer on: this CTA's A box, and B rows n0 + kBRowsPerCta rank
+// onwards into both CTAs. One thread.
 __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kStages>& write, const CUtensorMap* map_a,
-                                           const CUtensorMap* map_b, int64_t m0, int64_t n0, int64_t k_slice) {
+                                           const CUtensorMap* map_b, int64_t m0, int64_t n0, int64_t k_slice,
+                                           uint32_t rank) {
   // BEGIN SOLUTION step05: wait on empty[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
   mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer"});
   // END SOLUTION step05
-  // BEGIN SOLUTION step04: announce kStageBytes on full[s] (arrive.expect_tx), then load the boxes at {k0, m0} of A and {k0, n0} of B (k0 = k_slice * 64) into stage s = write.stage.
+  // BEGIN SOLUTION step09: announce kStageBytes on full[s] (arrive.expect_tx: A and the whole B), load A's box at {k0, m0} into stage s = write.stage, and multicast B's box at {k0, n0 + kBRowsPerCta rank} to both CTAs (mask kClusterMask) at row kBRowsPerCta rank of their B stage.
   const int s = write.stage;
   const int32_t k0 = static_cast<int32_t>(k_slice * kTileK);
   mbarrier_arrive_expect_tx(&smem.full[s], kStageBytes);
   tma_load_2d(smem.a[s], map_a, &smem.full[s], k0, static_cast<int32_t>(m0));
-  tma_load_2d(smem.b[s], map_b, &smem.full[s], k0, static_cast<int32_t>(n0));
-  // END SOLUTION step04
+  tma_load_2d_multicast(smem.b[s] + rank * kBRowsPerCta * kTileK, map_b, &smem.full[s], k0,
+                        static_cast<int32_t>(n0 + rank * kBRowsPerCta), kClusterMask);
+  // END SOLUTION step09
   write.advance();
 }
 
-// The producer: one thread. Walks this CTA's tiles in the scheduler's order and loads every K
-// slice of each into the ring; load_slice waits for a free stage, nothing else holds it back.
+// The producer: one thread. Walks this cluster's work units in the scheduler's order and loads
+// every K slice of this CTA's tile of each into the ring; load_slice waits for a free stage. Both
+// CTAs of the cluster walk the same units, so their rings advance in step.
 __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap* map_a, const CUtensorMap* map_b,
                                          const TileScheduler& sched, int64_t k_slices) {
   PipelineState<kStages> write;  // the stage the producer fills next, across tiles
-  // BEGIN SOLUTION step07: for each of this CTA's work units (sched.begin(blockIdx.x, gridDim.x)), load K slices 0 .. k_slices - 1 of its tile (origin tile.m * 128, tile.n * 128) with load_slice.
-  for (WorkCursor cursor = sched.begin(blockIdx.x, gridDim.x); cursor.valid(); cursor.advance()) {
-    const Tile tile = sched.tile(cursor.unit, 0);
+  const uint32_t rank = cluster_ctarank();
+  // BEGIN SOLUTION step09: for each of this cluster's work units (sched.begin(cluster_id_x(), cluster_count_x())), load K slices 0 .. k_slices - 1 of this CTA's tile, sched.tile(unit, rank), with load_slice (a phantom tile past M is loaded too: the peer expects its half of B).
+  for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
+    const Tile tile = sched.tile(cursor.unit, static_cast<int>(rank));
     for (int64_t ks = 0; ks < k_slices; ++ks)
-      load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN, ks);
+      load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN, ks, rank);
   }
-  // END SOLUTION step07
+  // END SOLUTION step09
 }
 
-// The consumer's main loop for one tile: every K slice from the ring into the accumulators. The
-// whole consumer warpgroup.
-__device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kStages>& read, float (&acc)[2][kAccRegs],
-                                         int64_t k_slices) {
+// Releases stage s in both CTAs of the cluster: either CTA's producer multicasts its next B half
+// into both, so each `empty` must hear from the consumers of both. One arrival per calling thread
+// on each CTA's barrier, through its shared::cluster address (mapa; release at cluster scope).
+__device__ __forceinline__ void release(SharedStorage& smem, int s) {
+  // BEGIN SOLUTION step09: arrive on empty[s] of every CTA of the cluster, ranks 0 .. kClusterM - 1 (mbarrier_arrive_cluster).
+#pragma unroll
+  for (uint32_t r = 0; r < kClusterM; ++r) mbarrier_arrive_cluster(&smem.empty[s], r);
+  // END SOLUTION step09
+}
+
+// One consumer warpgroup's main loop for one tile: every K slice from the ring into the
+// accumulators of its kConsumerRows rows, which start at row `row0` of the tile. Both consumers
+// wait on the same `full` barriers and each releases every stage.
+__device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kStages>& read,
+                                         float (&acc)[kConsumerHalves][kAccRegs], int row0, int64_t k_slices) {
   int release_stage = 0;  // the stage of the slice before this one: its wgmmas are the ones waited for
   for (int64_t ks = 0; ks < k_slices; ++ks) {
     // BEGIN SOLUTION step05: wait on full[read.stage] with the consumers' parity, read.full_parity().
     mbarrier_wait(&smem.full[read.stage], read.full_parity(), WaitTag{"full", "consumer"});
     // END SOLUTION step05
 
-    // BEGIN SOLUTION step02: scale-d is 0 only for the tile's very first wgmma (first K slice, first k16 step).
-    wgmma_fence_operands(acc[0]);
-    wgmma_fence_operands(acc[1]);
+    // BEGIN SOLUTION step10: scale-d is 0 only for the tile's very first wgmma; this consumer's A rows start at row0 + 64 h of the stage (128 bytes per row), B is the whole stage, kTileN wide.
+#pragma unroll
+    for (int h = 0; h < kConsumerHalves; ++h) wgmma_fence_operands(acc[h]);
     wgmma_fence();  // orders the accumulators' earlier accesses before the wgmmas below
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
+    for (int h = 0; h < kConsumerHalves; ++h) {
 #pragma unroll
       for (int k = 0; k < kTileK / kWgmmaK; ++k) {
         const uint32_t k_bytes = k * kWgmmaK * sizeof(__half);  // 32 B per k16 slice
-        const uint64_t a_desc = make_wgmma_desc_k_sw128(smem_addr(smem.a[read.stage]) + h * kWgmmaM * 128 + k_bytes);
+        const uint64_t a_desc =
+            make_wgmma_desc_k_sw128(smem_addr(smem.a[read.stage]) + (row0 + h * kWgmmaM) * 128 + k_bytes);
         const uint64_t b_desc = make_wgmma_desc_k_sw128(smem_addr(smem.b[read.stage]) + k_bytes);
         wgmma_f32_f16_ss<kTileN>(acc[h], a_desc, b_desc, /*accumulate=*/ks > 0 || k > 0);
       }
     }
     wgmma_commit_group();
-    // END SOLUTION step02
+    // END SOLUTION step10
 
     // BEGIN SOLUTION step08: wait_group 1 leaves slice ks's group in flight and completes slice ks-1's; then lane 0 of each warp releases slice ks-1's stage (none before the first slice).
     wgmma_wait_group<1>();  // this warp's share of slice ks-1's wgmmas has finished reading its stage
-    wgmma_fence_operands(acc[0]);
-    wgmma_fence_operands(acc[1]);
-    if (ks > 0 && lane_id() == 0) mbarrier_arrive(&smem.empty[release_stage]);
+#pragma unroll
+    for (int h = 0; h < kConsumerHalves; ++h) wgmma_fence_operands(acc[h]);
+    if (ks > 0 && lane_id() == 0) release(smem, release_stage);
     // END SOLUTION step08
     release_stage = read.stage;
     read.advance();
   }
   // BEGIN SOLUTION step08: after the last slice, wait_group 0 completes its group (the epilogue reads the accumulators) and lane 0 of each warp releases its stage.
   wgmma_wait_group<0>();
-  wgmma_fence_operands(acc[0]);
-  wgmma_fence_operands(acc[1]);
-  if (lane_id() == 0) mbarrier_arrive(&smem.empty[release_stage]);
+#pragma unroll
+  for (int h = 0; h < kConsumerHalves; ++h) wgmma_fence_operands(acc[h]);
+  if (lane_id() == 0) release(smem, release_stage);
   // END SOLUTION step08
 }
 
-// The epilogue of one tile: registers -> fp16 -> the staging buffer (SW128 boxes) -> TMA store.
-// The whole consumer warpgroup; `t` is the thread's index in it.
-__device__ __forceinline__ void epilogue(SharedStorage& smem, const float (&acc)[2][kAccRegs], const CUtensorMap* map_d,
-                                         int64_t m0, int64_t n0, int64_t N, int t) {
-  // BEGIN SOLUTION step07: the previous tile's TMA store may still be reading the staging buffer: thread 0 waits for it (wait_group.read 0), then the consumer warpgroup syncs on its named barrier before anyone writes.
-  if (t == 0) tma_store_wait_group_read<0>();
-  named_barrier_sync(kEpilogueBarrier, kWarpgroupSize);
-  // END SOLUTION step07
+// One consumer warpgroup's epilogue of one tile: its registers -> fp16 -> its staging buffer (SW128
+// boxes) -> TMA store, in kStoreRounds rounds of kStagingBoxes boxes. `c` is the consumer, `t` the
+// thread's index in its warpgroup; (m0, n0) is the origin of the consumer's rows.
+__device__ __forceinline__ void epilogue(SharedStorage& smem, const float (&acc)[kConsumerHalves][kAccRegs],
+                                         const CUtensorMap* map_d, int64_t m0, int64_t n0, int64_t N, int c, int t) {
+  const uint32_t bar = kFirstEpilogueBarrier + c;  // this consumer's named barrier: its 128 threads only
+#pragma unroll
+  for (int round = 0; round < kStoreRounds; ++round) {
+    // BEGIN SOLUTION step10: before each round, thread 0 waits for this consumer's previous store to have read the staging buffer (wait_group.read 0), then the consumer's own named barrier (kFirstEpilogueBarrier + c, 128 threads).
+    if (t == 0) tma_store_wait_group_read<0>();
+    named_barrier_sync(bar, kWarpgroupSize);
+    // END SOLUTION step10
 
-  // Registers i and i+1 are adjacent columns of one row: one 4-byte store. In the SW128 layout the
-  // 8 rows a warp writes per instruction fall in 8 different 16-byte chunk positions: no bank
-  // conflicts.
+    // Register i holds column 8 (i / 4) + ...: registers [32 j, 32 j + 32) are the columns of box
+    // j, so a round writes a contiguous range of each 64-row half's registers. Registers i and i+1
+    // are adjacent columns of one row: one 4-byte store, conflict-free in the SW128 layout.
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
+    for (int h = 0; h < kConsumerHalves; ++h) {
 #pragma unroll
-    for (int i = 0; i < kAccRegs; i += 2) {
-      int row = 0, col = 0;
-      // BEGIN SOLUTION step01: thread t's register i sits at row wgmma_acc_row(t, i), column wgmma_acc_col(t, i) of its 64-row half.
-      row = h * kWgmmaM + wgmma_acc_row(t, i);
-      col = wgmma_acc_col(t, i);
-      // END SOLUTION step01
-      char* box = nullptr;  // the 64-column box holding column col
-      uint32_t offset = 0;  // byte offset of (row, col) inside it
-      // BEGIN SOLUTION step04: column col is in box col / 64 of the staging buffer; inside it, 16-byte chunk (col % 64) / 8 of row `row` sits at sw128_offset(row, chunk), and the column 2 * (col % 8) bytes further.
-      box = reinterpret_cast<char*>(smem.d[col / kStoreCols]);
-      offset = sw128_offset(row, (col % kStoreCols) / 8) + (col % 8) * sizeof(__half);
-      // END SOLUTION step04
-      *reinterpret_cast<__half2*>(box + offset) = __floats2half2_rn(acc[h][i], acc[h][i + 1]);
+      for (int i = round * kStagingBoxes * 32; i < (round + 1) * kStagingBoxes * 32; i += 2) {
+        const int row = h * kWgmmaM + wgmma_acc_row(t, i);
+        const int col = wgmma_acc_col(t, i) - round * kStagingBoxes * kStoreCols;  // inside this round
+        char* box = reinterpret_cast<char*>(smem.d[c][col / kStoreCols]);
+        const uint32_t offset = sw128_offset(row, (col % kStoreCols) / 8) + (col % 8) * sizeof(__half);
+        *reinterpret_cast<__half2*>(box + offset) = __floats2half2_rn(acc[h][i], acc[h][i + 1]);
+      }
+    }
+    // TMA reads shared memory through the async proxy; the stores above were generic-proxy stores.
+    fence_proxy_async_shared();
+    named_barrier_sync(bar, kWarpgroupSize);
+
+    if (t == 0) {
+#pragma unroll
+      for (int b = 0; b < kStagingBoxes; ++b) {
+        const int64_t col0 = n0 + (round * kStagingBoxes + b) * kStoreCols;
+        if (col0 < N) tma_store_2d(map_d, smem.d[c][b], static_cast<int32_t>(col0), static_cast<int32_t>(m0));
+      }
+      tma_store_commit_group();
     }
   }
-  // TMA reads shared memory through the async proxy; the stores above were generic-proxy stores.
-  // Each writer fences its own stores, then the barrier waits for every writer.
-  fence_proxy_async_shared();
-  named_barrier_sync(kEpilogueBarrier, kWarpgroupSize);
-
-  // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} (skip a box wholly past N; TMA clips the rest) and commits the bulk group; the next tile's epilogue waits for it to have read the buffer.
-  if (t == 0) {
-#pragma unroll
-    for (int b = 0; b < kStoreBoxes; ++b)
-      if (n0 + b * kStoreCols < N)
-        tma_store_2d(map_d, smem.d[b], static_cast<int32_t>(n0 + b * kStoreCols), static_cast<int32_t>(m0));
-    tma_store_commit_group();
-  }
-  // END SOLUTION step04
 }
 
-// The consumer: the whole consumer warpgroup. For each of this CTA's tiles, in the producer's
-// order: the main loop, then the epilogue.
+// A consumer warpgroup (`c` = 0 or 1). For each of this cluster's work units, in the producer's
+// order: the main loop over its rows of this CTA's tile, then their epilogue, skipped for a phantom
+// tile past M (its slices were still consumed and released: the peer's ring depends on it).
 __device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap* map_d, const TileScheduler& sched,
-                                         int64_t N, int64_t k_slices) {
+                                         int64_t N, int64_t k_slices, int c) {
   const int t = static_cast<int>(threadIdx.x) % kWarpgroupSize;
-  PipelineState<kStages> read;  // the stage the consumer multiplies next, across tiles
-  float acc[2][kAccRegs];       // rows 0-63 and 64-127 of the tile
-  for (WorkCursor cursor = sched.begin(blockIdx.x, gridDim.x); cursor.valid(); cursor.advance()) {
-    int64_t m0 = 0, n0 = 0;  // the tile's first row and column
-    // BEGIN SOLUTION step06: this unit's tile is sched.tile(cursor.unit, 0) (cluster_m = 1: every CTA is rank 0 of its own cluster); its origin is (tile.m * 128, tile.n * 128), 64-bit.
-    const Tile tile = sched.tile(cursor.unit, 0);
-    m0 = tile.m * kTileM;
-    n0 = tile.n * kTileN;
-    // END SOLUTION step06
-    mma_tile(smem, read, acc, k_slices);
-    epilogue(smem, acc, map_d, m0, n0, N, t);
+  const uint32_t rank = cluster_ctarank();
+  PipelineState<kStages> read;           // the stage this consumer multiplies next, across tiles
+  float acc[kConsumerHalves][kAccRegs];  // this consumer's kConsumerRows rows of the tile
+  for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
+    const Tile tile = sched.tile(cursor.unit, static_cast<int>(rank));
+    // BEGIN SOLUTION step10: consumer c owns rows c * kConsumerRows .. + kConsumerRows - 1 of the tile: run mma_tile on them, then the epilogue of a valid tile at row tile.m * kTileM + c * kConsumerRows.
+    mma_tile(smem, read, acc, c * kConsumerRows, k_slices);
+    if (tile.valid) epilogue(smem, acc, map_d, tile.m * kTileM + c * kConsumerRows, tile.n * kTileN, N, c, t);
+    // END SOLUTION step10
   }
   // The CTA's shared memory is released when it exits: the last store must have read it first.
   // (Its writes to D may still be in flight; the kernel's completion covers them.)
@@ -249,55 +287,62 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
 #pragma unroll
     for (int s = 0; s < kStages; ++s) {
       mbarrier_init(&smem.full[s], 1);                  // the producer's arrive.expect_tx
-      mbarrier_init(&smem.empty[s], kReleaseArrivals);  // lane 0 of each consumer warp
+      mbarrier_init(&smem.empty[s], kReleaseArrivals);  // lane 0 of each consumer warp of both CTAs
     }
-    fence_mbarrier_init();  // the inits are visible to the async proxy (TMA's complete_tx)
+    fence_mbarrier_init();  // the inits are visible to the async proxy and to the peer CTA
   }
-  // The last CTA-wide barrier: nobody uses a barrier before it is initialised. From here on the two
-  // warpgroups run apart and sync only through the mbarriers (and the consumer's named barrier).
-  __syncthreads();
+  // The peer's multicasts and remote arrives reach this CTA's barriers only after they are
+  // initialised: a cluster barrier, every thread of both CTAs.
+  cluster_sync();
 
   const int64_t k_slices = (K + kTileK - 1) / kTileK;
-  const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, /*cluster_m=*/1, group_m);
+  const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, kClusterM, group_m);
 
-  // BEGIN SOLUTION step07: warpgroup kProducerWarpgroup lowers its registers to kProducerRegs and one elected thread of its first warp runs producer(); the other warpgroup raises its registers to kConsumerRegs and runs consumer().
+  // BEGIN SOLUTION step10: warpgroup kProducerWarpgroup lowers its registers to kProducerRegs and one elected thread of its first warp runs producer(); warpgroups 1 and 2 raise theirs to kConsumerRegs and run consumer() as consumers 0 and 1.
   if (warpgroup_id() == kProducerWarpgroup) {
     setmaxnreg_dec<kProducerRegs>();  // the whole warpgroup executes it (.sync.aligned)
     if (warp_id() == 0 && elect_one_sync()) producer(smem, &map_a, &map_b, sched, k_slices);
-  } else if (warpgroup_id() == kConsumerWarpgroup) {
+  } else {
     setmaxnreg_inc<kConsumerRegs>();
-    consumer(smem, &map_d, sched, N, k_slices);
+    consumer(smem, &map_d, sched, N, k_slices, warpgroup_id() - kFirstConsumerWarpgroup);
   }
-  // END SOLUTION step07
+  // END SOLUTION step10
+
+  // Reconverge each warp (the producer ran on one thread), then a cluster barrier: neither CTA
+  // exits while its peer may still arrive on its `empty` barriers.
+  warp_sync();
+  cluster_sync();
 }
 
-// The launcher with its two knobs exposed: `group_m`, the L2 group size, and `ctas`, the grid
-// (<= 0: every CTA that fits on the GPU at once, the persistent grid). run() uses kGroupM and the
-// persistent grid. Every grid computes the same D.
-Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
+// The launcher with its two knobs exposed: `group_m`, the L2 group size, and `clusters`, the grid in
+// clusters (<= 0: every cluster that fits on the GPU at once, the persistent grid). run() uses
+// kGroupM and the persistent grid. Every grid computes the same D.
+Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters) {
   if (Status s = check_problem(Contract::general, p); !s.ok()) return s;
-  const int64_t tiles = ((p.m + kTileM - 1) / kTileM) * ((p.n + kTileN - 1) / kTileN);
-  // The tensor maps: A (M x K) and B (N x K) in boxes of one K slice of a tile, D (M x N) in boxes
-  // of 64 columns of a tile; all in the 128-byte swizzle that the wgmma descriptors describe.
+  const TileScheduler sched((p.m + kTileM - 1) / kTileM, (p.n + kTileN - 1) / kTileN, kClusterM, group_m);
+  // The tensor maps: A (M x K) in boxes of one K slice of a tile, B (N x K) in boxes of one K slice
+  // of half a tile (each CTA loads one half), D (M x N) in boxes of one consumer's rows x 64
+  // columns; all in the 128-byte swizzle that the wgmma descriptors describe.
   CUtensorMap map_a, map_b, map_d;
   if (Status s = make_tensor_map_2d(&map_a, p.a, p.m, p.k, kTileM, kTileK, Swizzle::b128); !s.ok()) return s;
-  if (Status s = make_tensor_map_2d(&map_b, p.b, p.n, p.k, kTileN, kTileK, Swizzle::b128); !s.ok()) return s;
-  if (Status s = make_tensor_map_2d(&map_d, p.d, p.m, p.n, kTileM, kStoreCols, Swizzle::b128); !s.ok()) return s;
+  if (Status s = make_tensor_map_2d(&map_b, p.b, p.n, p.k, kBRowsPerCta, kTileK, Swizzle::b128); !s.ok()) return s;
+  if (Status s = make_tensor_map_2d(&map_d, p.d, p.m, p.n, kConsumerRows, kStoreCols, Swizzle::b128); !s.ok()) return s;
   LaunchConfig cfg;
   cfg.block = dim3(kThreads);
+  cfg.cluster = dim3(kClusterM);
   cfg.smem_bytes = smem_bytes<SharedStorage>();
   cfg.stream = stream;
-  // The persistent grid: what is resident at once (one CTA per SM: ~193 KB of shared memory), and
-  // no more CTAs than tiles. An explicit `ctas` is taken as it is:
-  // with more CTAs than tiles, some find no work and just exit.
-  if (ctas <= 0) {
-    if (Status s = resident_ctas(kernel, kThreads, cfg.smem_bytes, &ctas); !s.ok()) return s;
-    if (ctas > tiles) ctas = static_cast<int>(tiles);
+  // The persistent grid: the clusters resident at once (one CTA per SM, both CTAs of a cluster in
+  // one GPC), and no more clusters than work units. An explicit `clusters` is taken as it is: with
+  // more clusters than units, some find no work and just exit (both CTAs alike).
+  if (clusters <= 0) {
+    if (Status s = resident_clusters(kernel, kThreads, cfg.smem_bytes, kClusterM, &clusters); !s.ok()) return s;
+    if (clusters > sched.num_work()) clusters = static_cast<int>(sched.num_work());
   }
-  cfg.grid = dim3(static_cast<unsigned>(ctas));
+  cfg.grid = dim3(static_cast<unsigned>(clusters * kClusterM));
   return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, group_m);
 }
 
-Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kGroupM, /*ctas=*/0); }
+Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kGroupM, /*clusters=*/0); }
 
 }  // namespace gemm::step10::hopper
