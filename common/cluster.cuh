@@ -7,6 +7,12 @@
 
 namespace gemm {
 
+// The ctaMask (bit r: %cluster_ctarank r) of the CTA pair that CTA `cta_rank` belongs to: the even
+// rank and the odd one after it (0b11 for ranks 0 and 1, 0b1100 for 2 and 3). A cta_group::2
+// kernel multicasts its tcgen05.commit with it, so that the arrival reaches both CTAs of the pair.
+// https://docs.nvidia.com/cuda/parallel-thread-execution/#tcgen05-cta-pair
+GEMM_HD constexpr uint16_t cta_pair_mask(uint32_t cta_rank) { return static_cast<uint16_t>(0b11u << (cta_rank & ~1u)); }
+
 #if defined(__CUDACC__)
 
 // This CTA's rank inside its cluster (PTX special register %cluster_ctarank).

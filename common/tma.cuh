@@ -41,6 +41,10 @@ namespace gemm {
 // barrier (CUTLASS Sm100MmaPeerBitMask).
 inline constexpr uint32_t kCtaPairPeerBitMask = 0xFEFFFFFFu;
 
+// The shared::cluster address of the leader's (even CTA's) copy of what `addr` addresses in either
+// CTA of a pair: the same offset with the peer bit cleared.
+GEMM_HD constexpr uint32_t cta_pair_leader_addr(uint32_t addr) { return addr & kCtaPairPeerBitMask; }
+
 #if defined(__CUDACC__)
 
 // Prefetches the tensor map into the TMA unit's descriptor cache; one thread, once per kernel,
@@ -100,7 +104,7 @@ GEMM_DEVICE void tma_load_2d_cta_pair(void* smem_dst, const CUtensorMap* map, ui
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2"
       " [%0], [%1, {%3, %4}], [%2];" ::"r"(smem_addr(smem_dst)),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(bar) & kCtaPairPeerBitMask), "r"(c0), "r"(c1)
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(cta_pair_leader_addr(smem_addr(bar))), "r"(c0), "r"(c1)
       : "memory");
 }
 

@@ -291,6 +291,8 @@ struct WaitRec {
 // ---------------------------------------------------------------------------------------------
 // Barriers.
 // ---------------------------------------------------------------------------------------------
+struct Issue;
+
 struct MBarrier {
   bool init = false;
   uint32_t count = 0;
@@ -311,8 +313,11 @@ struct MBarrier {
   uint64_t cluster_phase_at_init = 0;            // cluster barriers completed before the init
   int64_t expected = 0, delivered = 0;           // bytes in the current phase, for messages
   std::map<uint64_t, int> inflight;              // TMA loads in flight, by the phase they credit
-  TcKnow tc_phase;                               // tcgen05 dependencies of the current phase's arrivals and completions
-  TcKnow tc_done;                                // ... of the last completed phase: what a waiter learns
+  std::map<uint64_t, std::vector<const Issue*>> inflight_loads;  // ... the loads themselves, for messages
+  SourceLoc expect_loc{};                                        // the current phase's last arrive.expect_tx
+  const Fiber* expect_by = nullptr;                              // ... and its thread, for messages
+  TcKnow tc_phase;  // tcgen05 dependencies of the current phase's arrivals and completions
+  TcKnow tc_done;   // ... of the last completed phase: what a waiter learns
   WaitList waiters;
 };
 

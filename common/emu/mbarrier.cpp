@@ -21,14 +21,32 @@ std::string at_loc(const Fiber* f) { return thread_name(f) + " at " + where(f->l
 void try_complete(Cta& c, uint32_t off, MBarrier& b, const std::string& by) {
   if (b.pending != 0 || b.tx != 0) return;
   auto it = b.inflight.find(b.phase);
-  if (it != b.inflight.end() && it->second > 0)
-    fail("expect_tx bytes differ from the bytes delivered",
-         "mbarrier " + barrier_name(c, off) + " of " + c.name() + " completed phase " + std::to_string(b.phase) +
-             " with all " + std::to_string(b.count) + " arrivals and its expected " + std::to_string(b.expected) +
-             " tx bytes in, while " + std::to_string(it->second) +
-             " TMA load(s) crediting that phase are still in flight: expect_tx announced fewer bytes than the "
-             "loads deliver (every load credits its full box, zero fill included)");
+  if (it != b.inflight.end() && it->second > 0) {
+    // Named at the arrive.expect_tx that announced too few bytes (else at a load still in flight),
+    // with one of the loads the phase did not wait for.
+    auto loads = b.inflight_loads.find(b.phase);
+    const Issue* load = loads != b.inflight_loads.end() && !loads->second.empty() ? loads->second.front() : nullptr;
+    const bool announced = known(b.expect_loc);
+    fail_loc(announced ? b.expect_loc
+             : load    ? load->contrib.loc
+                       : SourceLoc{},
+             announced ? b.expect_by
+             : load    ? load->who
+                       : nullptr,
+             "expect_tx bytes differ from the bytes delivered",
+             "mbarrier " + barrier_name(c, off) + " of " + c.name() + " completed phase " + std::to_string(b.phase) +
+                 " with all " + std::to_string(b.count) + " arrivals and its expected " + std::to_string(b.expected) +
+                 " tx bytes in" +
+                 (announced ? " (announced by the arrive.expect_tx at " + where(b.expect_loc) + ")" : "") + ", while " +
+                 std::to_string(it->second) + " TMA load(s) crediting that phase are still in flight" +
+                 (load ? " (" + load->name + ")" : "") +
+                 ": expect_tx announced fewer bytes than the loads deliver (every load credits its full box, zero "
+                 "fill included; a CTA pair's barrier expects the bytes of both CTAs' loads)");
+  }
   if (it != b.inflight.end()) b.inflight.erase(it);
+  b.inflight_loads.erase(b.phase);
+  b.expect_loc = SourceLoc{};
+  b.expect_by = nullptr;
   // Every thread that waited on the previous phase must have returned from its wait, ordered before
   // the arrivals of this one: else on hardware it may still spin when the barrier's parity comes
   // round again, and then it hangs or passes a phase late.
@@ -193,6 +211,12 @@ void mbarrier_complete_tx(Cta& c, uint32_t off, uint32_t bytes, uint64_t phase_a
   MBarrier& b = mbarrier_at(c, off, what);
   auto it = b.inflight.find(phase_at_issue);
   if (it != b.inflight.end() && --it->second == 0) b.inflight.erase(it);
+  auto loads = b.inflight_loads.find(phase_at_issue);
+  if (loads != b.inflight_loads.end()) {
+    auto l = std::find(loads->second.begin(), loads->second.end(), &issue);
+    if (l != loads->second.end()) loads->second.erase(l);
+    if (loads->second.empty()) b.inflight_loads.erase(loads);
+  }
   if (c.done)
     fail_loc(issue.contrib.loc, issue.who, "CTA exiting with peer traffic in flight",
              std::string(what) + " completed its bytes on mbarrier " + barrier_name(c, off) + " of " + c.name() +
@@ -263,6 +287,8 @@ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes, SourceLoc loc) {
   mbarrier_check_use(c, off, b, f, false, false, "mbarrier.arrive.expect_tx");
   b.tx += bytes;
   b.expected += bytes;
+  b.expect_loc = loc;
+  b.expect_by = f;
   if (b.tx > kMaxCount)
     fail("mbarrier tx-count out of range",
          "expect_tx of " + std::to_string(bytes) + " bytes takes " + arrival_detail(c, off, b) + " past 2^20 - 1");

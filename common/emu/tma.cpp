@@ -128,6 +128,7 @@ void tma_load(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0,
     t->tma_load_site[off] = {bar_off, loc};
   }
   auto is = std::make_shared<Issue>(issue_of(f, what));
+  for (const LoadDest& d : dests) mbarrier_at(*d.barrier, bar_off, what).inflight_loads[d.phase].push_back(is.get());
   Queue* q = new Queue;
   q->transient = true;
   enqueue(*q, [m, off, bar_off, c0, c1, dests, bytes, is, tag] {

@@ -1,8 +1,9 @@
 // The blackwell encoders (common/blackwell/descriptors.cuh, tmem.cuh) against values worked out
 // by hand from the PTX ISA tables: the instruction descriptor (#tcgen05-instruction-descriptor),
 // the shared-memory descriptor (#tcgen05-shared-memory-descriptor), the legal .kind::f16 shapes
-// (#tcgen05-kind-shapes) and TMEM addressing (#tensor-memory-addressing). Every expected value is
-// a literal derived in the comment above it, never computed by the code under test.
+// (#tcgen05-kind-shapes), TMEM addressing (#tensor-memory-addressing) and the CTA pair's masks
+// (#tcgen05-cta-pair). Every expected value is a literal derived in the comment above it, never
+// computed by the code under test.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -11,6 +12,8 @@
 #include "common/blackwell/descriptors.cuh"
 #include "common/blackwell/tcgen05.cuh"
 #include "common/blackwell/tmem.cuh"
+#include "common/cluster.cuh"
+#include "common/tma.cuh"
 
 namespace {
 
@@ -269,6 +272,40 @@ TEST(BlackwellTmem, F32Bits) {
 TEST(BlackwellMma, KPerInstruction) {
   // .kind::f16: K = 16 per instruction (32 bytes of fp16).
   EXPECT_EQ(kMmaK, 16);
+}
+
+// ---------------------------------------------------------------------------------------------
+// CTA pairs (cta_group::2, steps 9-10): the ctaMask of a commit multicast to both CTAs of the pair,
+// and the peer-bit mask that sends the odd CTA's TMA bytes to the leader's barrier.
+// ---------------------------------------------------------------------------------------------
+
+TEST(BlackwellCtaPair, MulticastMask) {
+  // ctaMask bit r names %cluster_ctarank r. The pair of ranks 0 and 1 (a 2x1 cluster, steps 9-10):
+  // (1 << 0) | (1 << 1) = 0b11 = 0x3, from either CTA of the pair.
+  EXPECT_EQ(gemm::cta_pair_mask(0), 0x3u);
+  EXPECT_EQ(gemm::cta_pair_mask(1), 0x3u);
+  // Ranks 2 and 3 of a larger cluster: (1 << 2) | (1 << 3) = 0b1100 = 0xC.
+  EXPECT_EQ(gemm::cta_pair_mask(2), 0xCu);
+  EXPECT_EQ(gemm::cta_pair_mask(3), 0xCu);
+  // Ranks 14 and 15, the last pair of a 16-CTA cluster: (1 << 14) | (1 << 15) = 0x4000 | 0x8000 = 0xC000.
+  EXPECT_EQ(gemm::cta_pair_mask(14), 0xC000u);
+  EXPECT_EQ(gemm::cta_pair_mask(15), 0xC000u);
+}
+
+TEST(BlackwellCtaPair, PeerBitMask) {
+  // 0xFEFFFFFF is all ones but bit 24: 0xFFFFFFFF - 0x01000000.
+  EXPECT_EQ(gemm::kCtaPairPeerBitMask, 0xFEFFFFFFu);
+  // A shared::cluster address of the odd CTA's barrier, offset 0x1C810 with bit 24 set: 0x0101C810.
+  // Clearing bit 24 (0x01000000) leaves the leader's barrier at the same offset: 0x0001C810.
+  EXPECT_EQ(gemm::cta_pair_leader_addr(0x0101C810u), 0x0001C810u);
+  // The leader's own address has bit 24 clear and is kept as it is.
+  EXPECT_EQ(gemm::cta_pair_leader_addr(0x0001C810u), 0x0001C810u);
+  // Only bit 24 is touched: 0x03000400 (bits 24 and 25 set) -> 0x02000400; 0xFFFFFFFF -> 0xFEFFFFFF.
+  EXPECT_EQ(gemm::cta_pair_leader_addr(0x03000400u), 0x02000400u);
+  EXPECT_EQ(gemm::cta_pair_leader_addr(0xFFFFFFFFu), 0xFEFFFFFFu);
+  // A constant expression, as the kernels' constants need it.
+  static_assert(gemm::cta_pair_leader_addr(0x01000000u) == 0u);
+  static_assert(gemm::cta_pair_mask(1) == 0x3u);
 }
 
 }  // namespace

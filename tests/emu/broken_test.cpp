@@ -84,7 +84,10 @@ std::vector<Case> cases() {
     add("missing_proxy_fence", Bug::missing_proxy_fence, kTwoTiles,
         {"missing fence.proxy.async", "wrote with ordinary stores and has not fenced"});
     add("expect_tx_too_few", Bug::expect_tx_too_few, kTwoTiles,
-        {"expect_tx bytes differ from the bytes delivered", "announced fewer bytes than the loads deliver"});
+        {"expect_tx bytes differ from the bytes delivered", "announced fewer bytes than the loads deliver",
+         "(announced by the arrive.expect_tx at tests/emu/broken/",
+         "TMA load(s) crediting that phase are still in "
+         "flight (cp.async.bulk.tensor.2d (TMA load) issued by"});
     add("expect_tx_too_many", Bug::expect_tx_too_many, kTwoTiles,
         {"deadlock:", "'full'", "expect_tx announced more bytes (33792) than the loads deliver (32768 so far)"});
     add("extra_arrival", Bug::extra_arrival, kTwoTiles,

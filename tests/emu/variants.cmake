@@ -160,3 +160,21 @@ foreach(step 07 08)
     WITH "/* variant: no wait on full */"
     EXPECT [=[^emulator: shared memory read while a TMA load writes it: @FILE@:@LINE_OF:wgmma_f32_f16_ss<kTileN>@: .*the load at @FILE@:@LINE_OF:tma_load_2d(smem.a[s]@, completing on mbarrier .*the wait on that mbarrier is missing]=])
 endforeach()
+
+# Steps 9-10, blackwell track
+# --- The odd CTA's remote arrive on the leader's ld2mma dropped ----------------------------------
+# ld2mma lives in the leader and counts the epilogue threads of both CTAs of the pair; the odd
+# CTA's arrive remotely (mbarrier.arrive on a shared::cluster address). Without them each phase
+# gets half its arrivals: the leader's MMA issuer hangs before the second tile, and the deadlock
+# report names the barrier, the CTA (with its cluster rank) and the missing arrivals.
+gemm_add_step_variant(step09_blackwell_no_peer_ld2mma_arrive STEP 09 TRACK blackwell
+  REPLACE [=[mbarrier_arrive_cluster(&smem.ld2mma, 0);]=]
+  WITH [=[if (cluster_ctarank() == 0) mbarrier_arrive_cluster(&smem.ld2mma, 0);]=]
+  EXPECT [=[^emulator: deadlock: .*CTA \(0,0,0\) \[cluster rank 0\] warp 5 lane 0, role mma, at @FILE@:@LINE_OF:mbarrier_wait(&smem.ld2mma@: mbarrier\.try_wait\.parity on mbarrier 'ld2mma' .*128 of 256 arrivals.* diagnosis: mbarrier 'ld2mma' stage 0 \(shared 0x[0-9a-f]+\) of CTA \(0,0,0\) \[cluster rank 0\] got 128 of its 256 arrivals this phase]=])
+# --- The leader's tma2mma expecting one CTA's bytes instead of the pair's ------------------------
+# Both CTAs' TMA loads complete on the leader's barrier: with one CTA's bytes announced, the phase
+# completes before the other half has landed (or a load arrives after its phase completed).
+gemm_add_step_variant(step09_blackwell_expect_one_cta_bytes STEP 09 TRACK blackwell
+  REPLACE [=[mbarrier_arrive_expect_tx(&smem.tma2mma[s], kPairStageBytes);]=]
+  WITH [=[mbarrier_arrive_expect_tx(&smem.tma2mma[s], kStageBytes);]=]
+  EXPECT [=[^emulator: expect_tx bytes differ from the bytes delivered: @FILE@:@LINE@: mbarrier .* of CTA \(0,0,0\) \[cluster rank 0\] completed phase [0-9]+ with all 1 arrivals and its expected 32768 tx bytes in \(announced by the arrive\.expect_tx at @FILE@:@LINE@\), while [12] TMA load\(s\) crediting that phase are still in flight \(cp\.async\.bulk\.tensor\.2d\.cta_group::2 \(TMA load\) issued by CTA \([01],0,0\) \[cluster rank [01]\]]=])
