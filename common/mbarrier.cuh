@@ -56,9 +56,15 @@ GEMM_DEVICE void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
 }
 
 // One arrival on the barrier at the same offset in CTA `cta_rank` of the cluster (through mapa).
+// Relaxed: it orders none of this thread's memory accesses. The steps send it only to say "done
+// reading" (the reads were waited for first: wgmma.wait_group, tcgen05.wait::ld with its fence),
+// never to publish data written before it. A .release.cluster arrive would publish, at the price of
+// a GPU-wide memory barrier (MEMBAR.ALL.GPU in the SASS) before every arrive, on the consumer's
+// critical path (steps/09_cluster/NOTES.md has the measurement).
+// https://docs.nvidia.com/cuda/parallel-thread-execution/#parallel-synchronization-and-communication-instructions-mbarrier-arrive
 GEMM_DEVICE void mbarrier_arrive_cluster(uint64_t* bar, uint32_t cta_rank) {
   asm volatile(
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(mapa_shared(smem_addr(bar), cta_rank))
+      "mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];" ::"r"(mapa_shared(smem_addr(bar), cta_rank))
       : "memory");
 }
 
