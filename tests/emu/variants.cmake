@@ -178,3 +178,18 @@ gemm_add_step_variant(step09_blackwell_expect_one_cta_bytes STEP 09 TRACK blackw
   REPLACE [=[mbarrier_arrive_expect_tx(&smem.tma2mma[s], kPairStageBytes);]=]
   WITH [=[mbarrier_arrive_expect_tx(&smem.tma2mma[s], kStageBytes);]=]
   EXPECT [=[^emulator: expect_tx bytes differ from the bytes delivered: @FILE@:@LINE@: mbarrier .* of CTA \(0,0,0\) \[cluster rank 0\] completed phase [0-9]+ with all 1 arrivals and its expected 32768 tx bytes in \(announced by the arrive\.expect_tx at @FILE@:@LINE@\), while [12] TMA load\(s\) crediting that phase are still in flight \(cp\.async\.bulk\.tensor\.2d\.cta_group::2 \(TMA load\) issued by CTA \([01],0,0\) \[cluster rank [01]\]]=])
+# --- Step 10: the odd CTA's remote arrives on ld2mma[consumer] dropped ----------------------------
+# The same bug with two consumers: each MMA warp hangs before its second tile on its own ld2mma.
+gemm_add_step_variant(step10_blackwell_no_peer_ld2mma_arrive STEP 10 TRACK blackwell
+  REPLACE [=[mbarrier_arrive_cluster(&smem.ld2mma[consumer], 0);]=]
+  WITH [=[if (cluster_ctarank() == 0) mbarrier_arrive_cluster(&smem.ld2mma[consumer], 0);]=]
+  EXPECT [=[^emulator: deadlock: .*CTA \(0,0,0\) \[cluster rank 0\] warp (9|10) lane 0, role mma, at @FILE@:@LINE_OF:mbarrier_wait(&smem.ld2mma[consumer]@: mbarrier\.try_wait\.parity on mbarrier 'ld2mma' stage [01] .*128 of 256 arrivals.* diagnosis: mbarrier 'ld2mma' stage [01] \(shared 0x[0-9a-f]+\) of CTA \(0,0,0\) \[cluster rank 0\] got 128 of its 256 arrivals this phase]=])
+# --- Step 10: a stage released by one MMA warp's commit --------------------------------------------
+# mma2tma[s] counts both MMA warps' commits; initialised for one, the first commit completes the
+# phase and the second one arrives on a phase it is not ordered after, or (depending on the schedule)
+# the producer refills the stage while the other MMA warp has not yet read it, and that MMA warp's
+# next wait on tma2mma falls two phases behind.
+gemm_add_step_variant(step10_blackwell_release_count_1 STEP 10 TRACK blackwell
+  REPLACE [=[mbarrier_init(&smem.mma2tma[s], kReleaseArrivals);]=]
+  WITH [=[mbarrier_init(&smem.mma2tma[s], 1);]=]
+  EXPECT [=[^emulator: (more arrivals than the init count: @FILE@:@LINE_OF:tcgen05_commit_multicast<kCtaGroup>(&smem.mma2tma@: .*arrives on mbarrier 'mma2tma' stage [0-3] .*\(init count 1,|mbarrier wait two phases behind: @FILE@:@LINE_OF:mbarrier_wait(&smem.tma2mma@: .*role mma\) waits for parity [01] of mbarrier 'tma2mma' stage [0-3] )]=])
