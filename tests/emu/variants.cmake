@@ -193,3 +193,24 @@ gemm_add_step_variant(step10_blackwell_release_count_1 STEP 10 TRACK blackwell
   REPLACE [=[mbarrier_init(&smem.mma2tma[s], kReleaseArrivals);]=]
   WITH [=[mbarrier_init(&smem.mma2tma[s], 1);]=]
   EXPECT [=[^emulator: (more arrivals than the init count: @FILE@:@LINE_OF:tcgen05_commit_multicast<kCtaGroup>(&smem.mma2tma@: .*arrives on mbarrier 'mma2tma' stage [0-3] .*\(init count 1,|mbarrier wait two phases behind: @FILE@:@LINE_OF:mbarrier_wait(&smem.tma2mma@: .*role mma\) waits for parity [01] of mbarrier 'tma2mma' stage [0-3] )]=])
+
+# Steps 9-10, hopper track
+# --- The consumers' remote arrive on the peer's `empty` dropped ----------------------------------
+# Each CTA's producer multicasts its half of B into both CTAs, so a stage's `empty` counts the
+# consumer warps of both CTAs; the peer's arrive remotely (mbarrier.arrive on a shared::cluster
+# address). With only the own CTA's arrivals every phase gets half its count: the producers hang at
+# the end of the first lap of the ring, and the deadlock report names the barrier, the CTA (with its
+# cluster rank) and the missing arrivals.
+foreach(step 09 10)
+  if(step STREQUAL "09")
+    set(got "4")
+    set(count "8")
+  else()
+    set(got "8")
+    set(count "16")
+  endif()
+  gemm_add_step_variant(step${step}_hopper_no_peer_empty_arrive STEP ${step} TRACK hopper
+    REPLACE [=[for (uint32_t r = 0; r < kClusterM; ++r) mbarrier_arrive_cluster(&smem.empty[s], r);]=]
+    WITH [=[mbarrier_arrive_cluster(&smem.empty[s], cluster_ctarank()); /* variant: the peer is never told */]=]
+    EXPECT "^emulator: deadlock: .*CTA \\([01],0,0\\) \\[cluster rank [01]\\] warp 0 lane [0-9]+, role producer, at @FILE@:@LINE_OF:mbarrier_wait(&smem.empty@: mbarrier\\.try_wait\\.parity on mbarrier 'empty' stage 0 .*${got} of ${count} arrivals.* diagnosis: mbarrier 'empty' stage 0 \\(shared 0x[0-9a-f]+\\) of CTA \\([01],0,0\\) \\[cluster rank [01]\\] got ${got} of its ${count} arrivals this phase")
+endforeach()
