@@ -34,8 +34,17 @@ enum class Swizzle { none, b128 };
 // encodes b128, ThunderKittens none.
 enum class L2Promotion { none, b64, b128, b256 };
 
-// The settings of a map beyond its shape, box and swizzle. The defaults are the maps the steps
-// have always made.
+// The L2 promotion of the steps' maps (unless GEMM_TMA_L2_PROMOTION names one): 256 bytes for a
+// row pitch that is a multiple of 128 bytes, 128 bytes otherwise. At a misaligned pitch most box
+// rows straddle two 128-byte L2 lines, and the L2 side, not TMA, limits the loads; smaller
+// promotion blocks recover part of that and cost nothing there, while at an aligned pitch 256
+// measured best for some steps (docs/shape-performance.md).
+inline constexpr L2Promotion default_l2_promotion(uint64_t row_pitch_bytes) {
+  return row_pitch_bytes % 128 == 0 ? L2Promotion::b256 : L2Promotion::b128;
+}
+
+// The settings of a map beyond its shape, box and swizzle. The defaults are those of a map with an
+// aligned row pitch (the 7-argument make_tensor_map_2d picks the L2 promotion by the pitch).
 struct TensorMapOptions {
   L2Promotion l2_promotion = L2Promotion::b256;
   // Bytes from one row to the next: 0 means dense rows (cols * 2 bytes). A larger pitch (a multiple
@@ -207,10 +216,11 @@ inline CUtensorMapL2promotion to_driver(L2Promotion p) {
 
 }  // namespace detail
 
-// The options the 7-argument make_tensor_map_2d (every step's maps) uses: TensorMapOptions{},
-// unless the environment variable GEMM_TMA_L2_PROMOTION (none, 64, 128 or 256) overrides the L2
-// promotion. A diagnostic switch, so that one build of gemm_bench or a step can be timed with each
-// setting (issue 17); a bad value is an error naming the variable. Read once per process.
+// The options the 7-argument make_tensor_map_2d (every step's maps) uses: TensorMapOptions{} with
+// the L2 promotion of default_l2_promotion, unless the environment variable GEMM_TMA_L2_PROMOTION
+// (none, 64, 128 or 256) sets the L2 promotion of every map. A diagnostic switch, so that one build
+// of gemm_bench or a step can be timed with each setting; a bad value is an error naming the
+// variable. Read once per process.
 inline Status tensor_map_options_from_env(const char* value, TensorMapOptions* options) {
   *options = TensorMapOptions{};
   if (value == nullptr || *value == '\0') return {};
@@ -220,10 +230,17 @@ inline Status tensor_map_options_from_env(const char* value, TensorMapOptions* o
   return {};
 }
 
-inline const std::pair<TensorMapOptions, Status>& default_tensor_map_options() {
-  static const std::pair<TensorMapOptions, Status> options = [] {
-    std::pair<TensorMapOptions, Status> o;
-    o.second = tensor_map_options_from_env(std::getenv("GEMM_TMA_L2_PROMOTION"), &o.first);
+struct EnvTensorMapOptions {
+  TensorMapOptions options;
+  bool l2_promotion_set = false;  // GEMM_TMA_L2_PROMOTION named one
+  Status status;
+};
+inline const EnvTensorMapOptions& default_tensor_map_options() {
+  static const EnvTensorMapOptions options = [] {
+    EnvTensorMapOptions o;
+    const char* value = std::getenv("GEMM_TMA_L2_PROMOTION");
+    o.l2_promotion_set = value != nullptr && *value != '\0';
+    o.status = tensor_map_options_from_env(value, &o.options);
     return o;
   }();
   return options;
@@ -259,8 +276,10 @@ inline Status make_tensor_map_2d(CUtensorMap* out, const void* base, uint64_t ro
 inline Status make_tensor_map_2d(CUtensorMap* out, const void* base, uint64_t rows, uint64_t cols, uint32_t box_rows,
                                  uint32_t box_cols, Swizzle swizzle) {
   if (Status s = check_tensor_map_2d(out, base, rows, cols, box_rows, box_cols, swizzle); !s.ok()) return s;
-  const auto& [options, env_status] = default_tensor_map_options();
-  if (!env_status.ok()) return env_status;
+  const EnvTensorMapOptions& env = default_tensor_map_options();
+  if (!env.status.ok()) return env.status;
+  TensorMapOptions options = env.options;
+  if (!env.l2_promotion_set) options.l2_promotion = default_l2_promotion(cols * kTmaElementBytes);
   return make_tensor_map_2d(out, base, rows, cols, box_rows, box_cols, swizzle, options);
 }
 

@@ -144,6 +144,17 @@ TEST(TensorMap, DefaultOptionsAreTheStepsMaps) {
   EXPECT_EQ(options.row_stride_bytes, 0u);
 }
 
+// The steps' maps pick the L2 promotion by the row pitch: 256 bytes when the pitch is a multiple
+// of 128 bytes (K a multiple of 64), 128 otherwise (docs/shape-performance.md).
+TEST(TensorMap, DefaultL2PromotionFollowsThePitch) {
+  EXPECT_EQ(default_l2_promotion(6144), L2Promotion::b256);  // K = 3072: 48 x 128 bytes
+  EXPECT_EQ(default_l2_promotion(128), L2Promotion::b256);   // K = 64
+  EXPECT_EQ(default_l2_promotion(6000), L2Promotion::b128);  // K = 3000: 6000 = 46 x 128 + 112
+  EXPECT_EQ(default_l2_promotion(6080), L2Promotion::b128);  // K = 3040: 64 mod 128
+  EXPECT_EQ(default_l2_promotion(4112), L2Promotion::b128);  // K = 2056: 16 mod 128
+  EXPECT_EQ(default_l2_promotion(16), L2Promotion::b128);    // K = 8
+}
+
 TEST(TensorMap, ParseL2Promotion) {
   L2Promotion p = L2Promotion::b256;
   EXPECT_TRUE(parse_l2_promotion("none", &p));
@@ -198,12 +209,12 @@ TEST(TensorMap, OptionsReachTheEncoding) {
   for (int i = 0; i < 5; ++i)
     for (int j = i + 1; j < 5; ++j)
       EXPECT_NE(std::memcmp(&maps[i], &maps[j], sizeof(CUtensorMap)), 0) << "maps " << i << " and " << j;
-  // The 7-argument form (the steps') encodes what TensorMapOptions{} does, unless
-  // GEMM_TMA_L2_PROMOTION is set for this process.
+  // The 7-argument form (the steps') encodes TensorMapOptions{} with default_l2_promotion of its
+  // pitch (6000 bytes: 128), unless GEMM_TMA_L2_PROMOTION is set for this process.
   if (std::getenv("GEMM_TMA_L2_PROMOTION") == nullptr) {
     alignas(64) CUtensorMap plain{};
     ASSERT_TRUE(make_tensor_map_2d(&plain, fake_address(kAligned), 3072, 3000, 128, 64, Swizzle::b128).ok());
-    EXPECT_EQ(std::memcmp(&plain, &maps[3], sizeof(CUtensorMap)), 0);
+    EXPECT_EQ(std::memcmp(&plain, &maps[2], sizeof(CUtensorMap)), 0);
   }
 }
 
