@@ -141,7 +141,8 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
 
 // Releases stage s in both CTAs of the cluster: either CTA's producer multicasts its next B half
 // into both, so each `empty` must hear from the consumers of both. One arrival per calling thread
-// on each CTA's barrier, through its shared::cluster address (mapa; release at cluster scope).
+// on each CTA's barrier, through its shared::cluster address (mapa; relaxed: it reports that the
+// wgmmas finished reading, and publishes nothing, common/mbarrier.cuh).
 __device__ __forceinline__ void release(SharedStorage& smem, int s) {
   // BEGIN SOLUTION step09: arrive on empty[s] of every CTA of the cluster, ranks 0 .. kClusterM - 1 (mbarrier_arrive_cluster).
 #pragma unroll
