@@ -29,12 +29,7 @@ Status resident_ctas(void (*kernel)(KernelArgs...), int threads, size_t smem_byt
     return cuda_failure(e, "cudaDeviceGetAttribute(MultiProcessorCount)");
   // The occupancy calculator counts only the dynamic shared memory the kernel is allowed: raise
   // the limit first, as launch() does (a request above the device's opt-in limit fails here).
-  if (smem_bytes > 48 * 1024) {
-    if (cudaError_t e =
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_bytes));
-        e != cudaSuccess)
-      return cuda_failure(e, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
-  }
+  if (Status s = allow_dynamic_smem(kernel, smem_bytes); !s.ok()) return s;
   int per_sm = 0;
   if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem_bytes);
       e != cudaSuccess)
@@ -53,12 +48,7 @@ Status resident_ctas(void (*kernel)(KernelArgs...), int threads, size_t smem_byt
 template <class... KernelArgs>
 Status resident_clusters(void (*kernel)(KernelArgs...), int threads, size_t smem_bytes, int cluster_size,
                          int* clusters) {
-  if (smem_bytes > 48 * 1024) {
-    if (cudaError_t e =
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_bytes));
-        e != cudaSuccess)
-      return cuda_failure(e, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
-  }
+  if (Status s = allow_dynamic_smem(kernel, smem_bytes); !s.ok()) return s;
   cudaLaunchConfig_t lc{};
   lc.gridDim = dim3(static_cast<unsigned>(cluster_size));
   lc.blockDim = dim3(static_cast<unsigned>(threads));

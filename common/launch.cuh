@@ -27,6 +27,18 @@ inline Status cuda_failure(cudaError_t err, const char* what) {
 
 #if defined(__CUDACC__)
 
+// Dynamic shared memory above 48 KB needs the kernel's attribute raised first, for a launch and for
+// the occupancy calculator alike (it counts only what the kernel is allowed).
+template <class... KernelArgs>
+Status allow_dynamic_smem(void (*kernel)(KernelArgs...), size_t smem_bytes) {
+  if (smem_bytes <= 48 * 1024) return {};
+  if (cudaError_t e =
+          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_bytes));
+      e != cudaSuccess)
+    return cuda_failure(e, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+  return {};
+}
+
 // Launches `kernel` with `cfg`. Dynamic shared memory above 48 KB needs the kernel's attribute
 // raised first; a request above the device's opt-in limit is refused with the two numbers.
 template <class... KernelArgs, class... Args>
@@ -39,12 +51,7 @@ Status launch(void (*kernel)(KernelArgs...), const LaunchConfig& cfg, Args&&... 
   if (cfg.smem_bytes > static_cast<size_t>(optin))
     return Status::failure("shared-memory limit: the kernel needs " + std::to_string(cfg.smem_bytes) +
                            " bytes of shared memory per CTA, the device allows " + std::to_string(optin));
-  if (cfg.smem_bytes > 48 * 1024) {
-    if (cudaError_t e =
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(cfg.smem_bytes));
-        e != cudaSuccess)
-      return cuda_failure(e, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
-  }
+  if (Status s = allow_dynamic_smem(kernel, cfg.smem_bytes); !s.ok()) return s;
   cudaLaunchConfig_t lc{};
   lc.gridDim = cfg.grid;
   lc.blockDim = cfg.block;

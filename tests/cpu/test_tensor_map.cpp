@@ -138,7 +138,8 @@ TEST(TensorMap, PaddedRowStride) {
               "row stride (cols * 2 bytes) must be a multiple of 16 bytes");
 }
 
-TEST(TensorMap, DefaultOptionsAreTheStepsMaps) {
+// TensorMapOptions{} is an aligned-pitch map of the steps (their misaligned pitches: below).
+TEST(TensorMap, DefaultOptionsAreAnAlignedMap) {
   const TensorMapOptions options;
   EXPECT_EQ(options.l2_promotion, L2Promotion::b256);
   EXPECT_EQ(options.row_stride_bytes, 0u);
