@@ -14,8 +14,8 @@
 //   - Each K slice's bytes now feed twice the math: 48 KB per slice for 2 x 64 x 256 x 64 MACs,
 //     against 32 KB for half of that in step 9. With B multicast across the cluster, a CTA loads
 //     only 32 KB of it from L2.
-//   - A stage is free once all eight consumer warps of the cluster (two warpgroups in each of two
-//     CTAs) have released it: `empty` counts 2 x 2 x 4 arrivals.
+//   - A stage is free once all sixteen consumer warps of the cluster (four per warpgroup, two
+//     warpgroups in each of two CTAs) have released it: `empty` counts 2 x 2 x 4 arrivals.
 //   - Each consumer warpgroup stores its own rows with its own named barrier and staging buffer,
 //     so neither waits for the other's epilogue.
 //   - 384 threads, one CTA per SM: setmaxnreg gives the producer 40 registers and each consumer
@@ -292,9 +292,9 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     }
     fence_mbarrier_init();  // the inits are visible to the async proxy and to the peer CTA
   }
-  // The peer's multicasts and remote arrives reach this CTA's barriers only after they are
-  // initialised: a cluster barrier, every thread of both CTAs.
+  // BEGIN SOLUTION step09: a cluster barrier (every thread of both CTAs) in place of __syncthreads: the peer's multicasts and remote arrives reach this CTA's barriers only after they are initialised.
   cluster_sync();
+  // END SOLUTION step09
 
   const int64_t k_slices = (K + kTileK - 1) / kTileK;
   const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, kClusterM, group_m);
@@ -309,10 +309,10 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   }
   // END SOLUTION step10
 
-  // Reconverge each warp (the producer ran on one thread), then a cluster barrier: neither CTA
-  // exits while its peer may still arrive on its `empty` barriers.
+  // BEGIN SOLUTION step09: reconverge each warp (the producer ran on one thread), then a cluster barrier: neither CTA exits while its peer may still arrive on its `empty` barriers.
   warp_sync();
   cluster_sync();
+  // END SOLUTION step09
 }
 
 // The launcher with its two knobs exposed: `group_m`, the L2 group size, and `clusters`, the grid in
