@@ -58,6 +58,7 @@
 #include "common/emu/emu.h"
 #include "common/emu/models.h"
 #include "common/fence.cuh"
+#include "common/global_memory.cuh"
 #include "common/hopper/setmaxnreg.cuh"
 #include "common/hopper/wgmma.cuh"
 #include "common/launch.cuh"

@@ -817,6 +817,30 @@ void check_unchanged(Cta& c, const std::vector<uint32_t>& words, uint64_t since,
 }
 
 // ---------------------------------------------------------------------------------------------
+// Global memory at GPU scope (common/global_memory.cuh). One fiber runs at a time and the clusters
+// of a grid run one after another, so global memory is sequentially consistent here: the fence
+// has nothing left to order and the atomic cannot be interleaved. A missing fence is not caught.
+// ---------------------------------------------------------------------------------------------
+void fence_acq_rel_gpu(SourceLoc loc) { enter(loc, "fence.acq_rel.gpu"); }
+
+uint32_t atomic_add_gpu(uint32_t* counter, uint32_t value, SourceLoc loc) {
+  enter(loc, "atom.add.u32");
+  const uint32_t old = *counter;
+  *counter = old + value;
+  return old;
+}
+
+void red_add_gpu(float4* p, float4 value, SourceLoc loc) {
+  enter(loc, "red.add.v4.f32");
+  if (reinterpret_cast<uintptr_t>(p) % 16 != 0)
+    fail("misaligned access", "red.global.add.v4.f32 of an address not 16-byte aligned");
+  p->x += value.x;
+  p->y += value.y;
+  p->z += value.z;
+  p->w += value.w;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Named barriers, elect, shuffle.
 // ---------------------------------------------------------------------------------------------
 void named_barrier_sync(uint32_t id, uint32_t num_threads, SourceLoc loc) {
@@ -1476,6 +1500,11 @@ void named_barrier_sync(uint32_t id, uint32_t num_threads, SourceLoc loc) {
   emu::named_barrier_sync(id, num_threads, loc);
 }
 bool elect_one_sync(SourceLoc loc) { return emu::elect_one_sync(loc); }
+void fence_acq_rel_gpu(SourceLoc loc) { emu::fence_acq_rel_gpu(loc); }
+uint32_t atomic_add_gpu(uint32_t* counter, uint32_t value, SourceLoc loc) {
+  return emu::atomic_add_gpu(counter, value, loc);
+}
+void red_add_gpu(float4* p, float4 value, SourceLoc loc) { emu::red_add_gpu(p, value, loc); }
 void warp_sync(SourceLoc loc) { emu::warp_sync(loc); }
 uint32_t shfl_broadcast(uint32_t value, int src_lane, SourceLoc loc) {
   return emu::shfl_broadcast(value, src_lane, loc);

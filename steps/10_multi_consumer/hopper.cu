@@ -20,12 +20,16 @@
 //     so neither waits for the other's epilogue.
 //   - 384 threads, one CTA per SM: setmaxnreg gives the producer 40 registers and each consumer
 //     thread 232 (128 of them accumulators).
+// And one more, because a bigger tile leaves fewer tiles to share out: the last, partial wave of
+// tiles is split along K (SplitK, common/scheduler.cuh), so that every cluster has work in it. The
+// parts of a split tile add up in L2 (red.add); the part that finishes last stores the tile.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
 #include "common/cluster.cuh"
 #include "common/device.cuh"
 #include "common/fence.cuh"
+#include "common/global_memory.cuh"
 #include "common/hopper/setmaxnreg.cuh"
 #include "common/hopper/wgmma.cuh"
 #include "common/hopper/wgmma_desc.cuh"
@@ -35,6 +39,7 @@
 #include "common/pipeline.cuh"
 #include "common/problem.h"
 #include "common/scheduler.cuh"
+#include "common/scratch.h"
 #include "common/smem.cuh"
 #include "common/swizzle.cuh"
 #include "common/tensor_map.h"
@@ -101,6 +106,17 @@ static_assert(kStageBytes == 49152, "A + B of a 128 x 256 tile, 64 wide in K, fp
 constexpr uint32_t kReleaseArrivals = kClusterM * kConsumers * (kWarpgroupSize / kWarpSize);
 // Tile rows per L2 group of the scheduler: step 6's value.
 constexpr int kGroupM = 16;
+// Splitting the last wave: each part gets at least kMinSplitSlices K slices (adding a part's sum in
+// L2 moves 64 KB per consumer: a part must bring more math than that); at most kMaxSplits parts.
+constexpr int kMinSplitSlices = 4;
+#if defined(GEMM_STEP10_MAX_SPLITS)
+constexpr int kMaxSplits = GEMM_STEP10_MAX_SPLITS;  // 1: no split (README.md measures both)
+#else
+constexpr int kMaxSplits = 16;
+#endif
+// A consumer's rows of a split tile in fp32: its 128 threads' 128 accumulators, as float4s in the
+// order [register / 4][thread] (a warp's 32 float4 accesses are 512 contiguous bytes).
+constexpr int kPartialFloat4s = kConsumerHalves * kAccRegs / 4 * kWarpgroupSize;
 // What one CTA may have on the GPUs of this track (H100, H200: 227 KB of dynamic shared memory).
 constexpr size_t kSmemLimit = 227 * 1024;
 
@@ -112,11 +128,21 @@ struct alignas(1024) SharedStorage {
   __half d[kConsumers][kStagingBoxes][kConsumerRows * kStoreCols];  // each consumer's staging, read by TMA
   uint64_t full[kStages];                                           // mbarrier: the K slice has landed
   uint64_t empty[kStages];                                          // mbarrier: every consumer is done
+  uint32_t ticket[kConsumers];                                      // each consumer's split ticket
 };
 static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b[0]) % 1024 == 0 &&
                   sizeof(SharedStorage::d[0][0]) % 1024 == 0,
               "every tile must start on a 1024-byte boundary");
 static_assert(sizeof(SharedStorage) <= kSmemLimit, "the ring and the staging buffers must fit in shared memory");
+
+// Where the parts of the split tiles meet (SplitK): for split unit u, CTA rank r and consumer c,
+// index i = (u x kClusterM + r) x kConsumers + c, the sum of the parts at sums + i x
+// kPartialFloat4s and a ticket counter at tickets[i]. Both are zero before a launch and are left
+// zero after it.
+struct SplitScratch {
+  float4* sums = nullptr;
+  uint32_t* tickets = nullptr;
+};
 
 // Loads K slice `k_slice` of the tile at (m0, n0) into the producer's next stage, once that stage is
 // free in both CTAs, and moves the producer on: this CTA's A box, and B rows n0 + kBRowsPerCta rank
@@ -142,13 +168,14 @@ __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kS
 // every K slice of this CTA's tile of each into the ring; load_slice waits for a free stage. Both
 // CTAs of the cluster walk the same units, so their rings advance in step.
 __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap* map_a, const CUtensorMap* map_b,
-                                         const TileScheduler& sched, int64_t k_slices) {
+                                         const TileScheduler& sched, const SplitK& split) {
   PipelineState<kStages> write;  // the stage the producer fills next, across tiles
   const uint32_t rank = cluster_ctarank();
-  // BEGIN SOLUTION step09: for each of this cluster's work units (sched.begin(cluster_id_x(), cluster_count_x())), load K slices 0 .. k_slices - 1 of this CTA's tile, sched.tile(unit, rank), with load_slice (a phantom tile past M is loaded too: the peer expects its half of B).
-  for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
-    const Tile tile = sched.tile(cursor.unit, static_cast<int>(rank));
-    for (int64_t ks = 0; ks < k_slices; ++ks)
+  // BEGIN SOLUTION step09: for each of this cluster's work items (split.begin(cluster_id_x(), cluster_count_x())), load K slices item.k_begin .. item.k_end - 1 of this CTA's tile of the item's unit, sched.tile(unit, rank), with load_slice (a phantom tile past M is loaded too: the peer expects its half of B).
+  for (WorkCursor cursor = split.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
+    const WorkItem item = split.item(cursor.unit);
+    const Tile tile = sched.tile(item.unit, static_cast<int>(rank));
+    for (int64_t ks = item.k_begin; ks < item.k_end; ++ks)
       load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN, ks, rank);
   }
   // END SOLUTION step09
@@ -253,20 +280,66 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const float (&acc)
   }
 }
 
-// A consumer warpgroup (`c` = 0 or 1). For each of this cluster's work units, in the producer's
-// order: the main loop over its rows of this CTA's tile, then their epilogue, skipped for a phantom
-// tile past M (its slices were still consumed and released: the peer's ring depends on it).
+// One consumer warpgroup's part of a split tile (SplitK): adds its partial sum into the tile's sum
+// in global memory (red.add in L2), then takes a ticket. The part that takes the last ticket
+// (parts - 1) loads the whole sum into `acc`, leaves the sum zero for the next launch and returns
+// true: it stores the tile. The others return false. `t` is the thread's index in its warpgroup.
+__device__ __forceinline__ bool reduce_split(SharedStorage& smem, float (&acc)[kConsumerHalves][kAccRegs],
+                                             const SplitScratch& scratch, const WorkItem& item, uint32_t rank, int c,
+                                             int t) {
+  const uint32_t bar = kFirstEpilogueBarrier + c;
+  const int64_t consumer = (item.split * kClusterM + rank) * kConsumers + c;  // this consumer's rows of the tile
+  float4* sum = scratch.sums + consumer * kPartialFloat4s;
+  uint32_t* ticket = scratch.tickets + consumer;
+  // BEGIN SOLUTION step10: red-add acc into sum (registers 4i .. 4i + 3 of the thread's 128 at sum[i * kWarpgroupSize + t]), fence (release), sync the warpgroup, let thread 0 take a ticket (atomic_add_gpu) into smem.ticket[c], sync again; all but the last part return false; the last fences (acquire), loads the sum into acc as float2 halves and zeroes it, resets the ticket to 0 and returns true.
+#pragma unroll
+  for (int i = 0; i < kConsumerHalves * kAccRegs / 4; ++i) {
+    const float* a = &acc[4 * i / kAccRegs][4 * i % kAccRegs];
+    red_add_gpu(&sum[i * kWarpgroupSize + t], make_float4(a[0], a[1], a[2], a[3]));
+  }
+  // Release: this thread's adds are performed GPU-wide before thread 0's ticket below (the named
+  // barrier orders every thread's fence before the ticket).
+  fence_acq_rel_gpu();
+  named_barrier_sync(bar, kWarpgroupSize);
+  if (t == 0) smem.ticket[c] = atomic_add_gpu(ticket, 1);
+  named_barrier_sync(bar, kWarpgroupSize);
+  if (smem.ticket[c] != static_cast<uint32_t>(item.parts - 1)) return false;
+  // Acquire: the last ticket was taken after every part's adds were performed, so ordinary loads
+  // after this fence see them all. Loaded as float2 halves: a float4 must land in an aligned
+  // register quad, which the accumulators need not be (ptxas would spill to make one).
+  fence_acq_rel_gpu();
+  float2* halves = reinterpret_cast<float2*>(sum);
+#pragma unroll
+  for (int i = 0; i < kConsumerHalves * kAccRegs / 2; ++i) {
+    float2& h = halves[(i / 2 * kWarpgroupSize + t) * 2 + i % 2];
+    float* a = &acc[2 * i / kAccRegs][2 * i % kAccRegs];
+    a[0] = h.x;
+    a[1] = h.y;
+    h = make_float2(0.0f, 0.0f);  // zero again for the next launch
+  }
+  if (t == 0) *ticket = 0;  // every part has taken its ticket
+  return true;
+  // END SOLUTION step10
+}
+
+// A consumer warpgroup (`c` = 0 or 1). For each of this cluster's work items, in the producer's
+// order: the main loop over its rows of this CTA's tile (the item's K slices), then their epilogue,
+// skipped for a phantom tile past M (its slices were still consumed and released: the peer's ring
+// depends on it) and for a part of a split tile that is not the last to finish.
 __device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap* map_d, const TileScheduler& sched,
-                                         int64_t N, int64_t k_slices, int c) {
+                                         const SplitK& split, const SplitScratch& scratch, int64_t N, int c) {
   const int t = static_cast<int>(threadIdx.x) % kWarpgroupSize;
   const uint32_t rank = cluster_ctarank();
   PipelineState<kStages> read;           // the stage this consumer multiplies next, across tiles
   float acc[kConsumerHalves][kAccRegs];  // this consumer's kConsumerRows rows of the tile
-  for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
-    const Tile tile = sched.tile(cursor.unit, static_cast<int>(rank));
-    // BEGIN SOLUTION step10: consumer c owns rows c * kConsumerRows .. + kConsumerRows - 1 of the tile: run mma_tile on them, then the epilogue of a valid tile at row tile.m * kTileM + c * kConsumerRows.
-    mma_tile(smem, read, acc, c * kConsumerRows, k_slices);
-    if (tile.valid) epilogue(smem, acc, map_d, tile.m * kTileM + c * kConsumerRows, tile.n * kTileN, N, c, t);
+  for (WorkCursor cursor = split.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
+    const WorkItem item = split.item(cursor.unit);
+    const Tile tile = sched.tile(item.unit, static_cast<int>(rank));
+    // BEGIN SOLUTION step10: consumer c owns rows c * kConsumerRows .. + kConsumerRows - 1 of the tile: run mma_tile on them over the item's K slices, then (for a valid tile, and for a split item only if reduce_split says this part is the last) the epilogue at row tile.m * kTileM + c * kConsumerRows.
+    mma_tile(smem, read, acc, c * kConsumerRows, item.k_end - item.k_begin);
+    if (!tile.valid) continue;
+    if (item.parts > 1 && !reduce_split(smem, acc, scratch, item, rank, c, t)) continue;
+    epilogue(smem, acc, map_d, tile.m * kTileM + c * kConsumerRows, tile.n * kTileN, N, c, t);
     // END SOLUTION step10
   }
   // The CTA's shared memory is released when it exits: the last store must have read it first.
@@ -276,7 +349,8 @@ __device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap*
 
 __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-           const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int64_t K, int group_m) {
+           const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int group_m, SplitK split,
+           SplitScratch scratch) {
   SharedStorage& smem = dynamic_smem<SharedStorage>();
 
   if (threadIdx.x == 0) {
@@ -296,16 +370,15 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   cluster_sync();
   // END SOLUTION step09
 
-  const int64_t k_slices = (K + kTileK - 1) / kTileK;
   const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, kClusterM, group_m);
 
   // BEGIN SOLUTION step10: warpgroup kProducerWarpgroup lowers its registers to kProducerRegs and one elected thread of its first warp runs producer(); warpgroups 1 and 2 raise theirs to kConsumerRegs and run consumer() as consumers 0 and 1.
   if (warpgroup_id() == kProducerWarpgroup) {
     setmaxnreg_dec<kProducerRegs>();  // the whole warpgroup executes it (.sync.aligned)
-    if (warp_id() == 0 && elect_one_sync()) producer(smem, &map_a, &map_b, sched, k_slices);
+    if (warp_id() == 0 && elect_one_sync()) producer(smem, &map_a, &map_b, sched, split);
   } else {
     setmaxnreg_inc<kConsumerRegs>();
-    consumer(smem, &map_d, sched, N, k_slices, warpgroup_id() - kFirstConsumerWarpgroup);
+    consumer(smem, &map_d, sched, split, scratch, N, warpgroup_id() - kFirstConsumerWarpgroup);
   }
   // END SOLUTION step10
 
@@ -315,12 +388,14 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   // END SOLUTION step09
 }
 
-// The launcher with its two knobs exposed: `group_m`, the L2 group size, and `clusters`, the grid in
-// clusters (<= 0: every cluster that fits on the GPU at once, the persistent grid). run() uses
-// kGroupM and the persistent grid. Every grid computes the same D.
-Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters) {
+// The launcher with its three knobs exposed: `group_m`, the L2 group size, `clusters`, the grid in
+// clusters (<= 0: every cluster that fits on the GPU at once, the persistent grid), and
+// `max_splits`, the most parts a tile of the last wave is split into (1: none). run() uses kGroupM,
+// the persistent grid and kMaxSplits. Every grid and split computes the same D.
+Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters, int max_splits) {
   if (Status s = check_problem(Contract::general, p); !s.ok()) return s;
   const TileScheduler sched((p.m + kTileM - 1) / kTileM, (p.n + kTileN - 1) / kTileN, kClusterM, group_m);
+  const int64_t k_slices = (p.k + kTileK - 1) / kTileK;
   // The tensor maps: A (M x K) in boxes of one K slice of a tile, B (N x K) in boxes of one K slice
   // of half a tile (each CTA loads one half), D (M x N) in boxes of one consumer's rows x 64
   // columns; all in the 128-byte swizzle that the wgmma descriptors describe.
@@ -334,16 +409,28 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters
   cfg.smem_bytes = smem_bytes<SharedStorage>();
   cfg.stream = stream;
   // The persistent grid: the clusters resident at once (one CTA per SM, both CTAs of a cluster in
-  // one GPC), and no more clusters than work units. An explicit `clusters` is taken as it is: with
-  // more clusters than units, some find no work and just exit (both CTAs alike).
-  if (clusters <= 0) {
+  // one GPC); the work is split for that many, and no more clusters are launched than there are
+  // work items. An explicit `clusters` is taken as it is: with more clusters than items, some find
+  // no work and just exit (both CTAs alike).
+  const bool persistent = clusters <= 0;
+  if (persistent)
     if (Status s = resident_clusters(kernel, kThreads, cfg.smem_bytes, kClusterM, &clusters); !s.ok()) return s;
-    if (clusters > sched.num_work()) clusters = static_cast<int>(sched.num_work());
-  }
+  const SplitK split(sched.num_work(), clusters, k_slices, kMinSplitSlices, max_splits);
+  if (persistent && clusters > split.num_items()) clusters = static_cast<int>(split.num_items());
   cfg.grid = dim3(static_cast<unsigned>(clusters * kClusterM));
-  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, group_m);
+  // The split tiles' sums and tickets, in this stream's scratch buffer (zero-filled, and left so).
+  SplitScratch scratch;
+  if (split.parts() > 1) {
+    const size_t consumers = static_cast<size_t>(split.split_units()) * kClusterM * kConsumers;
+    const size_t sum_bytes = consumers * kPartialFloat4s * sizeof(float4);
+    void* buffer = nullptr;
+    if (Status s = stream_scratch(stream, sum_bytes + consumers * sizeof(uint32_t), &buffer); !s.ok()) return s;
+    scratch.sums = static_cast<float4*>(buffer);
+    scratch.tickets = reinterpret_cast<uint32_t*>(static_cast<char*>(buffer) + sum_bytes);
+  }
+  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, group_m, split, scratch);
 }
 
-Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kGroupM, /*clusters=*/0); }
+Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kGroupM, /*clusters=*/0, kMaxSplits); }
 
 }  // namespace gemm::step10::hopper

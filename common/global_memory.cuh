@@ -1,0 +1,50 @@
+// Ordering global memory between CTAs at GPU scope: what a CTA needs to hand a partial result to
+// another CTA of the same grid through global memory (step 10's split-K tail). The release side
+// writes (or adds), fences, then bumps a counter; the acquire side reads the counter, fences, then
+// reads with ordinary loads (the fence makes every write released before it visible to them).
+// https://docs.nvidia.com/cuda/parallel-thread-execution/#memory-consistency-model
+#pragma once
+
+#include <cuda_runtime.h>  // float4
+
+#include "common/defs.cuh"
+
+namespace gemm {
+
+#if defined(__CUDACC__)
+
+// Orders this thread's global-memory accesses before the fence against those after it, for every
+// thread of the GPU (a release and an acquire fence at once).
+// https://docs.nvidia.com/cuda/parallel-thread-execution/#parallel-synchronization-and-communication-instructions-membar
+GEMM_DEVICE void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+
+// Adds `value` to *counter atomically at GPU scope and returns the old value (relaxed: the fences
+// around it carry the ordering).
+// https://docs.nvidia.com/cuda/parallel-thread-execution/#parallel-synchronization-and-communication-instructions-atom
+GEMM_DEVICE uint32_t atomic_add_gpu(uint32_t* counter, uint32_t value) {
+  uint32_t old;
+  asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(value) : "memory");
+  return old;
+}
+
+// Adds the four floats of `value` to the four at p (16-byte aligned) atomically in L2, at GPU
+// scope, without returning anything (a reduction: the SM does not wait for it). Atomic per float:
+// concurrent adds to one address all land, in an order that may differ from run to run.
+// https://docs.nvidia.com/cuda/parallel-thread-execution/#parallel-synchronization-and-communication-instructions-red
+GEMM_DEVICE void red_add_gpu(float4* p, float4 value) {
+  asm volatile("red.relaxed.gpu.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(value.x), "f"(value.y),
+               "f"(value.z), "f"(value.w)
+               : "memory");
+}
+
+#elif defined(GEMM_EMULATED)
+
+// The emulator runs one fiber at a time and its memory is sequentially consistent: the fence
+// orders nothing further and the atomic is a plain read-modify-write (docs/emulator.md).
+void fence_acq_rel_gpu(SourceLoc loc = SourceLoc::current());
+uint32_t atomic_add_gpu(uint32_t* counter, uint32_t value, SourceLoc loc = SourceLoc::current());
+void red_add_gpu(float4* p, float4 value, SourceLoc loc = SourceLoc::current());
+
+#endif
+
+}  // namespace gemm
