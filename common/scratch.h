@@ -41,7 +41,8 @@ inline Status stream_scratch(cudaStream_t stream, size_t bytes, void** out) {
 #else
     // Work already queued on the stream may still use the old buffer.
     if (b.ptr != nullptr) {
-      if (cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess) return cuda_failure(e, "cudaStreamSynchronize");
+      if (cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess)
+        return cuda_failure(e, "cudaStreamSynchronize");
       if (cudaError_t e = cudaFree(b.ptr); e != cudaSuccess) return cuda_failure(e, "cudaFree(scratch)");
       b = Buffer{};
     }

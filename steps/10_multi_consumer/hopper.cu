@@ -388,11 +388,13 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   // END SOLUTION step09
 }
 
-// The launcher with its three knobs exposed: `group_m`, the L2 group size, `clusters`, the grid in
-// clusters (<= 0: every cluster that fits on the GPU at once, the persistent grid), and
-// `max_splits`, the most parts a tile of the last wave is split into (1: none). run() uses kGroupM,
-// the persistent grid and kMaxSplits. Every grid and split computes the same D.
-Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters, int max_splits) {
+// The launcher with its knobs exposed: `group_m`, the L2 group size, `clusters`, the grid in
+// clusters (<= 0: every cluster that fits on the GPU at once, the persistent grid), and the split of
+// the last wave: at least `min_split_slices` K slices per part, at most `max_splits` parts (1: no
+// split). run() uses kGroupM, the persistent grid, kMinSplitSlices and kMaxSplits. Every grid and
+// split computes the same D (up to the order of a split tile's float additions).
+Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters, int min_split_slices,
+                int max_splits) {
   if (Status s = check_problem(Contract::general, p); !s.ok()) return s;
   const TileScheduler sched((p.m + kTileM - 1) / kTileM, (p.n + kTileN - 1) / kTileN, kClusterM, group_m);
   const int64_t k_slices = (p.k + kTileK - 1) / kTileK;
@@ -415,7 +417,7 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters
   const bool persistent = clusters <= 0;
   if (persistent)
     if (Status s = resident_clusters(kernel, kThreads, cfg.smem_bytes, kClusterM, &clusters); !s.ok()) return s;
-  const SplitK split(sched.num_work(), clusters, k_slices, kMinSplitSlices, max_splits);
+  const SplitK split(sched.num_work(), clusters, k_slices, min_split_slices, max_splits);
   if (persistent && clusters > split.num_items()) clusters = static_cast<int>(split.num_items());
   cfg.grid = dim3(static_cast<unsigned>(clusters * kClusterM));
   // The split tiles' sums and tickets, in this stream's scratch buffer (zero-filled, and left so).
@@ -431,6 +433,8 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters
   return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, group_m, split, scratch);
 }
 
-Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kGroupM, /*clusters=*/0, kMaxSplits); }
+Status run(const Problem& p, cudaStream_t stream) {
+  return run_with(p, stream, kGroupM, /*clusters=*/0, kMinSplitSlices, kMaxSplits);
+}
 
 }  // namespace gemm::step10::hopper

@@ -74,6 +74,19 @@ bool Lab::check_same_d(const Shape& shape, const Config& reference, const std::v
   return true;
 }
 
+bool Lab::check_against_cublas(const Shape& shape, const std::vector<Config>& configs) {
+  Operands ops(*backend_, shape, /*seed=*/1, InputMode::float_uniform);
+  const std::vector<__half> want = cublas_->expected(*backend_, ops.problem());
+  for (const Config& c : configs) {
+    ops.d.poison();
+    run(c, ops.problem());
+    const CompareResult r = compare(ops.d.to_host(), ops.d.guard, want, shape.m, shape.n, InputMode::float_uniform);
+    std::printf("check  %-28s %s (vs cuBLAS)\n", c.name.c_str(), summary(r).c_str());
+    if (!r.ok) return false;
+  }
+  return true;
+}
+
 int Lab::set_count(const Shape& shape) const {
   size_t free_bytes = 0, total_bytes = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));

@@ -25,12 +25,19 @@ namespace gemm::step06::hopper {
 Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas);
 }  // namespace gemm::step06::hopper
 
+// Step 10's launcher with its knobs (steps/10_multi_consumer/hopper.cu; linked from step10_hopper):
+// the group size, the grid in clusters, and the split of the last wave along K.
+namespace gemm::step10::hopper {
+Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters, int min_split_slices, int max_splits);
+}  // namespace gemm::step10::hopper
+
 namespace gemm {
 // The steps' registries (cmake/GemmStep.cmake).
 const StepInfo& step03_info();
 const StepInfo& step04_info();
 const StepInfo& step05_info();
 const StepInfo& step06_info();
+const StepInfo& step10_info();
 }  // namespace gemm
 
 namespace gemm::diag {
@@ -70,6 +77,11 @@ class Lab {
   // (float tolerance, guard band), then every configuration's D bit for bit against the
   // reference's, guard band untouched. Prints one line each; false at the first mismatch.
   bool check_same_d(const Shape& shape, const Config& reference, const std::vector<Config>& configs);
+
+  // On one input set of `shape` (the hash fill, float mode): every configuration's D against
+  // cuBLAS's (float tolerance, guard band), for configurations whose float sums may legitimately
+  // differ in the last bits. Prints one line each; false at the first mismatch.
+  bool check_against_cublas(const Shape& shape, const std::vector<Config>& configs);
 
   // Times cuBLAS and `configs` taking turns (time_in_turns), each call on the next of the
   // rotating input sets (enough for 3x the L2; `sets` > 0 forces a count), and prints one line

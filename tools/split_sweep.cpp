@@ -1,0 +1,80 @@
+// The measurement behind step 10's split of the last wave along K (kMinSplitSlices, kMaxSplits).
+// Hopper track (an H100 or H200); a target of the build:
+//
+//   cmake --build build --target split_sweep && build/split_sweep [M N K]...
+//
+// (default: 1024^3, 2048^3, 3000^3, 3072^3 and 4096^3). For every shape, cuBLAS and step 10 with
+// no split, with run()'s split, and with other (min_split_slices, max_splits) pairs take turns,
+// each the median of 15 launches timed one by one, inputs rotating over 3x the L2
+// (tools/diag/diag.h, Lab::time). Each configuration's D is first checked against cuBLAS (float
+// tolerance, guard band): a split tile's parts add up in an order that varies, so D is not compared
+// bit for bit across configurations.
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/driver.h"  // the exit codes
+#include "harness/shapes.h"
+#include "tools/diag/diag.h"
+
+namespace {
+
+using namespace gemm;
+using namespace gemm::diag;
+
+constexpr int kRuns = 15;
+constexpr int kWarmup = 2;
+constexpr int kGroupM = 16;  // step 10's
+
+// Step 10 with the split's two knobs.
+Config step10_split(int min_split_slices, int max_splits) {
+  const std::string name = max_splits <= 1 ? std::string("step10 no split")
+                                           : "step10 min_slices " + std::to_string(min_split_slices) + " max_splits " +
+                                                 std::to_string(max_splits);
+  return {name, [min_split_slices, max_splits](const Problem& p, cudaStream_t s) {
+            return step10::hopper::run_with(p, s, kGroupM, /*clusters=*/0, min_split_slices, max_splits);
+          }};
+}
+
+int sweep(int argc, char** argv) {
+  std::vector<Shape> shapes;
+  if (argc > 1 && (argc - 1) % 3 != 0) {
+    std::fprintf(stderr, "usage: split_sweep [M N K]...   (default: 1024^3 2048^3 3000^3 3072^3 4096^3)\n");
+    return kExitUsage;
+  }
+  for (int i = 1; i + 2 < argc; i += 3) {
+    const std::string text = std::string(argv[i]) + "x" + argv[i + 1] + "x" + argv[i + 2];
+    const ShapeList parsed = parse_shape_list(text);
+    Status st = parsed.ok() ? check_shape(Contract::general, parsed.shapes[0]) : Status::failure(parsed.error);
+    if (!st.ok()) {
+      std::fprintf(stderr, "error: %s\n", st.message().c_str());
+      return kExitUsage;
+    }
+    shapes.push_back(parsed.shapes[0]);
+  }
+  if (shapes.empty())
+    shapes = {{1024, 1024, 1024}, {2048, 2048, 2048}, {3000, 3000, 3000}, {3072, 3072, 3072}, {4096, 4096, 4096}};
+
+  Lab lab;
+  std::printf("GPU %s\n", describe(lab.device()).c_str());
+  Config run = hopper_step(step10_info());
+  run.name += " (run(): its split)";
+  std::vector<Config> configs = {run, step10_split(1, 1)};
+  for (const std::pair<int, int>& knobs : std::vector<std::pair<int, int>>{{4, 16}, {8, 16}, {16, 16}, {4, 2}, {4, 3}})
+    configs.push_back(step10_split(knobs.first, knobs.second));
+  for (const Shape& s : shapes) {
+    std::printf("\n== M=%lld N=%lld K=%lld: %d rotating input sets (L2 %lld MB)\n", static_cast<long long>(s.m),
+                static_cast<long long>(s.n), static_cast<long long>(s.k), lab.set_count(s),
+                static_cast<long long>(lab.device().l2_bytes >> 20));
+    if (!lab.check_against_cublas(s, configs)) return kExitFailure;
+    lab.time(s, configs, kWarmup, kRuns);
+  }
+  return kExitMatch;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return tool_main([&] { return sweep(argc, argv); });
+}
