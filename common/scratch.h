@@ -1,10 +1,13 @@
 // Scratch memory a launcher needs beside the operands (step 10's split-K partial sums and tickets).
 //
-// One zero-filled buffer per stream, allocated by the first call that needs it, regrown (and
-// zero-filled again) when a call needs more, kept until the process exits. Calls on one stream run
-// in order, so they share the buffer safely; calls on different streams get different buffers. A
-// kernel that relies on zeros must leave them as it found them (step 10 resets its tickets).
-// Host-only. In the emulated build the memory is host memory, as the emulator's operands are.
+// Per stream, two buffers, each allocated by the first call that needs it, regrown when a call
+// needs more, and kept until the process exits:
+//   - counters: zero-filled when allocated; every kernel that uses them must leave them zero when it
+//     finishes (step 10 resets each ticket it took), so the next launch finds them zero;
+//   - data: contents unspecified; a kernel writes what it reads.
+// Calls on one stream run in order, so they share the buffers safely; calls on different streams
+// get different buffers. Host-only. In the emulated build the memory is host memory, as the
+// emulator's operands are.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -13,46 +16,71 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "common/launch.cuh"  // cuda_failure
 #include "common/problem.h"   // Status
 
 namespace gemm {
 
-inline Status stream_scratch(cudaStream_t stream, size_t bytes, void** out) {
-  struct Buffer {
-    void* ptr = nullptr;
-    size_t bytes = 0;
+struct Scratch {
+  uint32_t* counters = nullptr;  // zero; leave them zero
+  void* data = nullptr;          // 256-byte aligned, contents unspecified
+};
+
+namespace detail {
+
+// Grows `*ptr` (holding `*have` bytes) to at least `bytes`, zero-filled if `zero`.
+inline Status grow_scratch(cudaStream_t stream, size_t bytes, bool zero, void** ptr, size_t* have) {
+  if (*have >= bytes) return {};
+#if defined(GEMM_EMULATED)
+  (void)stream;
+  std::free(*ptr);
+  *ptr = std::calloc(1, bytes);  // zeroed either way
+  *have = 0;
+  if (*ptr == nullptr) return Status::failure("scratch: out of host memory for " + std::to_string(bytes) + " bytes");
+#else
+  if (*ptr != nullptr) {
+    // Work already queued on the stream may still use the old buffer.
+    if (cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess)
+      return cuda_failure(e, "cudaStreamSynchronize");
+    if (cudaError_t e = cudaFree(*ptr); e != cudaSuccess) return cuda_failure(e, "cudaFree(scratch)");
+    *ptr = nullptr;
+    *have = 0;
+  }
+  if (cudaError_t e = cudaMalloc(ptr, bytes); e != cudaSuccess) return cuda_failure(e, "cudaMalloc(scratch)");
+  if (zero)
+    if (cudaError_t e = cudaMemsetAsync(*ptr, 0, bytes, stream); e != cudaSuccess)
+      return cuda_failure(e, "cudaMemsetAsync(scratch)");
+#endif
+  *have = bytes;
+  return {};
+}
+
+}  // namespace detail
+
+// This stream's scratch, with room for at least `counters` counters and `data_bytes` bytes.
+inline Status stream_scratch(cudaStream_t stream, size_t counters, size_t data_bytes, Scratch* out) {
+  struct Buffers {
+    void* counters = nullptr;
+    size_t counter_bytes = 0;
+    void* data = nullptr;
+    size_t data_bytes = 0;
   };
   static std::mutex mutex;
-  static std::map<std::pair<int, cudaStream_t>, Buffer> buffers;  // (device, stream)
+  static std::map<std::pair<int, cudaStream_t>, Buffers> all;  // (device, stream)
   const std::lock_guard<std::mutex> lock(mutex);
   int device = 0;
 #if !defined(GEMM_EMULATED)
   if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return cuda_failure(e, "cudaGetDevice");
 #endif
-  Buffer& b = buffers[{device, stream}];
-  if (b.bytes < bytes) {
-#if defined(GEMM_EMULATED)
-    std::free(b.ptr);
-    b = Buffer{};
-    b.ptr = std::calloc(1, bytes);
-    if (b.ptr == nullptr) return Status::failure("scratch: out of host memory for " + std::to_string(bytes) + " bytes");
-#else
-    // Work already queued on the stream may still use the old buffer.
-    if (b.ptr != nullptr) {
-      if (cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess)
-        return cuda_failure(e, "cudaStreamSynchronize");
-      if (cudaError_t e = cudaFree(b.ptr); e != cudaSuccess) return cuda_failure(e, "cudaFree(scratch)");
-      b = Buffer{};
-    }
-    if (cudaError_t e = cudaMalloc(&b.ptr, bytes); e != cudaSuccess) return cuda_failure(e, "cudaMalloc(scratch)");
-    if (cudaError_t e = cudaMemsetAsync(b.ptr, 0, bytes, stream); e != cudaSuccess)
-      return cuda_failure(e, "cudaMemsetAsync(scratch)");
-#endif
-    b.bytes = bytes;
-  }
-  *out = b.ptr;
+  Buffers& b = all[{device, stream}];
+  if (Status s = detail::grow_scratch(stream, counters * sizeof(uint32_t), true, &b.counters, &b.counter_bytes);
+      !s.ok())
+    return s;
+  if (Status s = detail::grow_scratch(stream, data_bytes, false, &b.data, &b.data_bytes); !s.ok()) return s;
+  out->counters = static_cast<uint32_t*>(b.counters);
+  out->data = b.data;
   return {};
 }
 

@@ -22,7 +22,8 @@
 //     thread 232 (128 of them accumulators).
 // And one more, because a bigger tile leaves fewer tiles to share out: the last, partial wave of
 // tiles is split along K (SplitK, common/scheduler.cuh), so that every cluster has work in it. The
-// parts of a split tile add up in L2 (red.add); the part that finishes last stores the tile.
+// parts of a split tile meet in global memory; the part that finishes last adds them up and stores
+// the tile.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -106,8 +107,9 @@ static_assert(kStageBytes == 49152, "A + B of a 128 x 256 tile, 64 wide in K, fp
 constexpr uint32_t kReleaseArrivals = kClusterM * kConsumers * (kWarpgroupSize / kWarpSize);
 // Tile rows per L2 group of the scheduler: step 6's value.
 constexpr int kGroupM = 16;
-// Splitting the last wave: each part gets at least kMinSplitSlices K slices (adding a part's sum in
-// L2 moves 64 KB per consumer: a part must bring more math than that); at most kMaxSplits parts.
+// Splitting the last wave: each part gets at least kMinSplitSlices K slices (a part's partial sum
+// is a 64 KB store per consumer, and as much to load again: it must bring more math than that); at
+// most kMaxSplits parts.
 constexpr int kMinSplitSlices = 4;
 #if defined(GEMM_STEP10_MAX_SPLITS)
 constexpr int kMaxSplits = GEMM_STEP10_MAX_SPLITS;  // 1: no split (README.md measures both)
@@ -135,12 +137,12 @@ static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b
               "every tile must start on a 1024-byte boundary");
 static_assert(sizeof(SharedStorage) <= kSmemLimit, "the ring and the staging buffers must fit in shared memory");
 
-// Where the parts of the split tiles meet (SplitK): for split unit u, CTA rank r and consumer c,
-// index i = (u x kClusterM + r) x kConsumers + c, the sum of the parts at sums + i x
-// kPartialFloat4s and a ticket counter at tickets[i]. Both are zero before a launch and are left
-// zero after it.
+// Where the parts of the split tiles meet (SplitK): for split unit u, part p, CTA rank r and
+// consumer c, a partial sum at partials + (((u x parts + p) x kClusterM + r) x kConsumers + c) x
+// kPartialFloat4s, and a ticket counter at tickets[(u x kClusterM + r) x kConsumers + c]. The
+// tickets are zero before a launch and are left zero after it.
 struct SplitScratch {
-  float4* sums = nullptr;
+  float4* partials = nullptr;
   uint32_t* tickets = nullptr;
 };
 
@@ -280,44 +282,59 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const float (&acc)
   }
 }
 
-// One consumer warpgroup's part of a split tile (SplitK): adds its partial sum into the tile's sum
-// in global memory (red.add in L2), then takes a ticket. The part that takes the last ticket
-// (parts - 1) loads the whole sum into `acc`, leaves the sum zero for the next launch and returns
-// true: it stores the tile. The others return false. `t` is the thread's index in its warpgroup.
+// One consumer warpgroup's part of a split tile (SplitK): stores its partial sum to its own slot in
+// global memory, then takes a ticket. The part that takes the last ticket (parts - 1) adds every
+// part's slot into `acc`, in part order (so D does not depend on which part finished last), and
+// returns true: it stores the tile. The others return false. `t` is the thread's index in its
+// warpgroup.
 __device__ __forceinline__ bool reduce_split(SharedStorage& smem, float (&acc)[kConsumerHalves][kAccRegs],
                                              const SplitScratch& scratch, const WorkItem& item, uint32_t rank, int c,
                                              int t) {
   const uint32_t bar = kFirstEpilogueBarrier + c;
-  const int64_t consumer = (item.split * kClusterM + rank) * kConsumers + c;  // this consumer's rows of the tile
-  float4* sum = scratch.sums + consumer * kPartialFloat4s;
-  uint32_t* ticket = scratch.tickets + consumer;
-  // BEGIN SOLUTION step10: red-add acc into sum (registers 4i .. 4i + 3 of the thread's 128 at sum[i * kWarpgroupSize + t]), fence (release), sync the warpgroup, let thread 0 take a ticket (atomic_add_gpu) into smem.ticket[c], sync again; all but the last part return false; the last fences (acquire), loads the sum into acc as float2 halves and zeroes it, resets the ticket to 0 and returns true.
+  auto slot = [&](int part) {
+    return scratch.partials +
+           (((item.split * item.parts + part) * kClusterM + rank) * kConsumers + c) * kPartialFloat4s;
+  };
+  uint32_t* ticket = scratch.tickets + (item.split * kClusterM + rank) * kConsumers + c;
+  // BEGIN SOLUTION step10: store acc to slot(item.part) (registers 4i .. 4i + 3 at [i * kWarpgroupSize + t]), fence (release), sync the warpgroup, let thread 0 take a ticket (atomic_add_gpu) into smem.ticket[c], sync again; all but the last part return false; the last fences (acquire), sums slots 0 .. parts - 1 in order into acc (as float2 halves), resets the ticket to 0 and returns true.
+  float4* mine = slot(item.part);
 #pragma unroll
   for (int i = 0; i < kConsumerHalves * kAccRegs / 4; ++i) {
     const float* a = &acc[4 * i / kAccRegs][4 * i % kAccRegs];
-    red_add_gpu(&sum[i * kWarpgroupSize + t], make_float4(a[0], a[1], a[2], a[3]));
+    mine[i * kWarpgroupSize + t] = make_float4(a[0], a[1], a[2], a[3]);
   }
-  // Release: this thread's adds are performed GPU-wide before thread 0's ticket below (the named
+  // Release: this thread's stores are visible GPU-wide before thread 0's ticket below (the named
   // barrier orders every thread's fence before the ticket).
   fence_acq_rel_gpu();
   named_barrier_sync(bar, kWarpgroupSize);
   if (t == 0) smem.ticket[c] = atomic_add_gpu(ticket, 1);
   named_barrier_sync(bar, kWarpgroupSize);
   if (smem.ticket[c] != static_cast<uint32_t>(item.parts - 1)) return false;
-  // Acquire: the last ticket was taken after every part's adds were performed, so ordinary loads
-  // after this fence see them all. Loaded as float2 halves: a float4 must land in an aligned
-  // register quad, which the accumulators need not be (ptxas would spill to make one).
+  // Acquire: the last ticket was taken after every part had stored its sum, so ordinary loads after
+  // this fence see them all. Loaded as float2 halves: a float4 must land in an aligned register
+  // quad, which the accumulators need not be (ptxas would spill to make one).
   fence_acq_rel_gpu();
-  float2* halves = reinterpret_cast<float2*>(sum);
+  for (int part = 0; part < item.parts; ++part) {
+    const float2* halves = reinterpret_cast<const float2*>(slot(part));
+    if (part == 0) {
 #pragma unroll
-  for (int i = 0; i < kConsumerHalves * kAccRegs / 2; ++i) {
-    float2& h = halves[(i / 2 * kWarpgroupSize + t) * 2 + i % 2];
-    float* a = &acc[2 * i / kAccRegs][2 * i % kAccRegs];
-    a[0] = h.x;
-    a[1] = h.y;
-    h = make_float2(0.0f, 0.0f);  // zero again for the next launch
+      for (int i = 0; i < kConsumerHalves * kAccRegs / 2; ++i) {
+        const float2 h = halves[(i / 2 * kWarpgroupSize + t) * 2 + i % 2];
+        float* a = &acc[2 * i / kAccRegs][2 * i % kAccRegs];
+        a[0] = h.x;
+        a[1] = h.y;
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < kConsumerHalves * kAccRegs / 2; ++i) {
+        const float2 h = halves[(i / 2 * kWarpgroupSize + t) * 2 + i % 2];
+        float* a = &acc[2 * i / kAccRegs][2 * i % kAccRegs];
+        a[0] += h.x;
+        a[1] += h.y;
+      }
+    }
   }
-  if (t == 0) *ticket = 0;  // every part has taken its ticket
+  if (t == 0) *ticket = 0;  // every part has taken its ticket: zero again for the next launch
   return true;
   // END SOLUTION step10
 }
@@ -420,15 +437,17 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters
   const SplitK split(sched.num_work(), clusters, k_slices, min_split_slices, max_splits);
   if (persistent && clusters > split.num_items()) clusters = static_cast<int>(split.num_items());
   cfg.grid = dim3(static_cast<unsigned>(clusters * kClusterM));
-  // The split tiles' sums and tickets, in this stream's scratch buffer (zero-filled, and left so).
+  // The split tiles' tickets and partial sums, in this stream's scratch (zero tickets, left zero).
   SplitScratch scratch;
   if (split.parts() > 1) {
     const size_t consumers = static_cast<size_t>(split.split_units()) * kClusterM * kConsumers;
-    const size_t sum_bytes = consumers * kPartialFloat4s * sizeof(float4);
-    void* buffer = nullptr;
-    if (Status s = stream_scratch(stream, sum_bytes + consumers * sizeof(uint32_t), &buffer); !s.ok()) return s;
-    scratch.sums = static_cast<float4*>(buffer);
-    scratch.tickets = reinterpret_cast<uint32_t*>(static_cast<char*>(buffer) + sum_bytes);
+    Scratch buffers;
+    if (Status s =
+            stream_scratch(stream, consumers, consumers * split.parts() * kPartialFloat4s * sizeof(float4), &buffers);
+        !s.ok())
+      return s;
+    scratch.partials = static_cast<float4*>(buffers.data);
+    scratch.tickets = buffers.counters;
   }
   return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, group_m, split, scratch);
 }

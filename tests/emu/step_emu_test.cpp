@@ -114,23 +114,25 @@ TEST_P(EmuStep, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(Emu, EmuStep, ::testing::ValuesIn(cases()), case_name);
 
-// Step 10 splits the last wave along K, and keeps state between launches: its split tiles add up in
-// a per-stream scratch buffer whose sums and tickets each launch must leave zero. On 8 SMs (4
-// clusters of 2), 1040x392x512 is 10 cluster tiles on the hopper track (128x256 CTA tiles) and 6 on
-// the blackwell track (256x256): two left over for four clusters, each split in two parts of 4 K
-// slices, one of them a cluster row with a phantom CTA past M. Two launches on one backend (one
-// stream), on new inputs each time, must both match.
+// Step 10 splits the last wave along K, and keeps state between launches: its split tiles meet in a
+// per-stream scratch whose tickets each launch must leave zero. On 8 SMs (4 clusters of 2),
+// 1040x392x512 is 10 cluster tiles on the hopper track (128x256 CTA tiles) and 6 on the blackwell
+// track (256x256): two left over for four clusters, each split in two parts of 4 K slices, one of
+// them a cluster row with a phantom CTA past M. Then 1040x256x512 on the same backend (one
+// stream): on the hopper track 5 cluster tiles, one left over, split in two, with half as many
+// partial sums as before (so a ticket placed after them would land on the first launch's sums).
 TEST(EmuStepSplit, SecondLaunchOnTheStreamStillMatches) {
   if (step_info().number < 10) GTEST_SKIP() << "only step 10 splits tiles along K and keeps scratch between launches";
   SCOPED_TRACE(seed_note());
   const std::unique_ptr<Backend> backend = make_emu_backend(EmuSettings{8, emu_seed()});
   for (Track t : {Track::hopper, Track::blackwell})
-    for (uint64_t launch = 0; launch < 2; ++launch) {
-      Operands ops(*backend, Problem{1040, 392, 512}, test_seed() + launch, InputMode::exact_int);
+    for (const Problem& shape : {Problem{1040, 392, 512}, Problem{1040, 256, 512}}) {
+      Operands ops(*backend, shape, test_seed(), InputMode::exact_int);
       CpuReference reference;
       const CheckOutcome out = run_and_check(*backend, step_info().emulated(t), ops, reference);
-      ASSERT_TRUE(out.status.ok()) << track_name(t) << ", launch " << launch << ": " << out.status.message();
-      EXPECT_TRUE(out.result.ok) << track_name(t) << ", launch " << launch << ": " << summary(out.result);
+      const std::string what = std::string(track_name(t)) + " at " + shape_string(shape);
+      ASSERT_TRUE(out.status.ok()) << what << ": " << out.status.message();
+      EXPECT_TRUE(out.result.ok) << what << ": " << summary(out.result);
     }
 }
 
