@@ -22,8 +22,14 @@
 //     stores its block one 64-column box at a time, through a 16 KB buffer of its own. It also reads
 //     each box from TMEM just before staging it (with eleven warps, step 9's whole row held as fp16
 //     would spill), so it releases its accumulator after the last box's read.
+// And one more, because a bigger tile leaves fewer tiles to share out: the last, partial wave of
+// tiles is split along K (SplitK, common/scheduler.cuh), so that every cluster has work in it. The
+// parts of a split tile meet in global memory, each stored box by box as the epilogue reads TMEM;
+// the part that finishes last adds them up and stores the tile.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
+
+#include <cstring>  // std::memcpy
 
 #include "common/blackwell/descriptors.cuh"
 #include "common/blackwell/tcgen05.cuh"
@@ -31,12 +37,14 @@
 #include "common/cluster.cuh"
 #include "common/device.cuh"
 #include "common/fence.cuh"
+#include "common/global_memory.cuh"
 #include "common/launch.cuh"
 #include "common/mbarrier.cuh"
 #include "common/named_barrier.cuh"
 #include "common/pipeline.cuh"
 #include "common/problem.h"
 #include "common/scheduler.cuh"
+#include "common/scratch.h"
 #include "common/smem.cuh"
 #include "common/swizzle.cuh"
 #include "common/tensor_map.h"
@@ -108,6 +116,19 @@ constexpr uint32_t kLd2mmaArrivals = kCtaGroup * kEpilogueThreads;
 // Tile rows per L2 group of the scheduler: step 9's group of 16 tiles of 128 rows is 8 tiles of
 // 256 rows here, the same rows of A.
 constexpr int kGroupM = 8;
+// Splitting the last wave: each part gets at least kMinSplitSlices K slices (a part's partial sum
+// is a 128 KB store per epilogue warpgroup, and as much to load again: it must bring more math than
+// that); at most kMaxSplits parts.
+constexpr int kMinSplitSlices = 4;
+#if defined(GEMM_STEP10_MAX_SPLITS)
+constexpr int kMaxSplits = GEMM_STEP10_MAX_SPLITS;  // 1: no split
+#else
+constexpr int kMaxSplits = 16;
+#endif
+// An epilogue warpgroup's block of a split tile in fp32: its 128 threads' rows of kTileN columns,
+// as float4s in the order [column / 4][thread] (a warp's 32 float4 accesses are 512 contiguous
+// bytes). The epilogue stores and loads it box by box: box b, v[c][j], is column 64 b + 32 c + j.
+constexpr int kPartialFloat4s = kTileN / 4 * kEpilogueThreads;
 // What one CTA may have on the GPUs of this track (B200, GB200: 227 KB of dynamic shared memory).
 constexpr size_t kSmemLimit = 227 * 1024;
 
@@ -124,17 +145,41 @@ struct alignas(1024) SharedStorage {
   uint64_t mma2ld[kConsumers];  // mbarrier (each CTA's): every MMA of consumer i's tile completed
   uint64_t ld2mma[kConsumers];  // mbarrier (leader's): both warpgroups i have read accumulator i
   uint32_t tmem_base;           // tcgen05.alloc writes the accumulators' address here
+  uint32_t ticket[kConsumers];  // each epilogue warpgroup's split ticket
 };
 static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b[0]) % 1024 == 0 &&
                   sizeof(SharedStorage::d[0]) % 1024 == 0 && kBlockM * kTileK * sizeof(__half) % 1024 == 0,
               "every tile, and block 1 of A, must start on a 1024-byte boundary");
 static_assert(sizeof(SharedStorage) <= kSmemLimit, "the ring and the staging buffers must fit in shared memory");
 
+// Where the parts of the split tiles meet (SplitK): for split unit u, part p, CTA rank r and
+// epilogue warpgroup (consumer) c, a partial sum at partials + (((u x parts + p) x kClusterM + r) x
+// kConsumers + c) x kPartialFloat4s, and a ticket counter at tickets[(u x kClusterM + r) x
+// kConsumers + c]. The tickets are zero before a launch and are left zero after it.
+struct SplitScratch {
+  float4* partials = nullptr;
+  uint32_t* tickets = nullptr;
+};
+
+// Part `part`'s partial sum of split item `item` for epilogue warpgroup `consumer` of CTA `rank`.
+__device__ __forceinline__ float4* split_slot(const SplitScratch& scratch, const WorkItem& item, int part,
+                                              uint32_t rank, int consumer) {
+  return scratch.partials +
+         (((item.split * item.parts + part) * kClusterM + rank) * kConsumers + consumer) * kPartialFloat4s;
+}
+
 // Two fp32 accumulator cells (raw TMEM bits) rounded to fp16 and packed as D stores them: the
 // lower column in the low half.
 __device__ uint32_t pack_half2(uint32_t lo, uint32_t hi) {
   const __half2_raw h = __floats2half2_rn(tmem_f32(lo), tmem_f32(hi));
   return static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
+}
+
+// The bits of an fp32 value, as a TMEM cell holds them (tmem_f32 the other way round).
+__device__ uint32_t f32_bits(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
 }
 
 // Loads K slice `k_slice` of this CTA's tile at (m0, n0) into the producer's next stage, once that
@@ -156,17 +201,18 @@ __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kS
   write.advance();
 }
 
-// The producer: one thread in each CTA. Walks this cluster's work units in the scheduler's order
-// and loads every K slice of this CTA's tile of each into the ring; load_slice waits for a free
-// stage. Both CTAs walk the same units, so their rings advance in step.
+// The producer: one thread in each CTA. Walks this cluster's work items in the scheduler's order
+// and loads the item's K slices of this CTA's tile of each into the ring; load_slice waits for a
+// free stage. Both CTAs walk the same items, so their rings advance in step.
 __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap* map_a, const CUtensorMap* map_b,
-                                         const TileScheduler& sched, int64_t k_slices) {
+                                         const TileScheduler& sched, const SplitK& split) {
   PipelineState<kStages> write;  // the stage the producer fills next, across tiles
   const uint32_t rank = cluster_ctarank();
-  // BEGIN SOLUTION step09: for each of this cluster's work units (sched.begin(cluster_id_x(), cluster_count_x())), load K slices 0 .. k_slices - 1 of this CTA's tile, sched.tile(unit, rank) (origin tile.m * 256, tile.n * 256), with load_slice; a phantom tile past M is loaded too (the pair's MMA reads it, zeros, and the leader expects its bytes).
-  for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
-    const Tile tile = sched.tile(cursor.unit, static_cast<int>(rank));
-    for (int64_t ks = 0; ks < k_slices; ++ks)
+  // BEGIN SOLUTION step09: for each of this cluster's work items (split.begin(cluster_id_x(), cluster_count_x())), load K slices item.k_begin .. item.k_end - 1 of this CTA's tile of the item's unit, sched.tile(unit, rank) (origin tile.m * 256, tile.n * 256), with load_slice; a phantom tile past M is loaded too (the pair's MMA reads it, zeros, and the leader expects its bytes).
+  for (WorkCursor cursor = split.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
+    const WorkItem item = split.item(cursor.unit);
+    const Tile tile = sched.tile(item.unit, static_cast<int>(rank));
+    for (int64_t ks = item.k_begin; ks < item.k_end; ++ks)
       load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN, ks, rank);
   }
   // END SOLUTION step09
@@ -183,32 +229,33 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
 }
 
 // The MMA issuer of consumer `consumer`: one thread of MMA warp `consumer`, in the leader CTA only.
-// For each tile: wait until both CTAs' epilogue warpgroups `consumer` have read accumulator
-// `consumer` of the previous one, then every K slice of block `consumer` from the ring into it,
-// then one commit to both CTAs' mma2ld[consumer] for those warpgroups. Both MMA warps walk the same
-// stages: each waits for every slice to land and commits every slice's release.
-__device__ __forceinline__ void mma(SharedStorage& smem, const TileScheduler& sched, int64_t k_slices,
-                                    uint32_t tmem_acc, int consumer) {
+// For each work item: wait until both CTAs' epilogue warpgroups `consumer` have read accumulator
+// `consumer` of the previous one, then the item's K slices of block `consumer` from the ring into
+// it (the accumulator starts afresh at the item's first slice: a part of a split tile sums only its
+// own slices), then one commit to both CTAs' mma2ld[consumer] for those warpgroups. Both MMA warps
+// walk the same stages: each waits for every slice to land and commits every slice's release.
+__device__ __forceinline__ void mma(SharedStorage& smem, const SplitK& split, uint32_t tmem_acc, int consumer) {
   PipelineState<kStages> read;  // the stage the MMAs read next, across tiles
-  int64_t local = 0;            // this cluster's tile count
+  int64_t local = 0;            // this cluster's item count
   uint32_t acc = 0;             // this consumer's accumulator (a TMEM address)
   uint32_t a_block = 0;         // the byte offset of its block of A in a stage
   // BEGIN SOLUTION step10: consumer `consumer` accumulates at TMEM column 256 consumer (tmem_acc + consumer * kTileN) and reads block `consumer` of A, kBlockM rows (consumer * kBlockM * kTileK * 2 bytes) into each stage.
   acc = tmem_acc + static_cast<uint32_t>(consumer) * kTileN;
   a_block = static_cast<uint32_t>(consumer) * kBlockM * kTileK * sizeof(__half);
   // END SOLUTION step10
-  for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance(), ++local) {
+  for (WorkCursor cursor = split.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance(), ++local) {
+    const WorkItem item = split.item(cursor.unit);
     // BEGIN SOLUTION step10: wait on ld2mma[consumer] with parity (local & 1) ^ 1 (the first tile passes at once), then tcgen05.fence::after_thread_sync: the epilogue's reads of this accumulator come before these MMAs overwrite it.
     mbarrier_wait(&smem.ld2mma[consumer], static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"});
     tcgen05_fence_after_thread_sync();
     // END SOLUTION step10
-    for (int64_t ks = 0; ks < k_slices; ++ks) {
+    for (int64_t ks = item.k_begin; ks < item.k_end; ++ks) {
       // BEGIN SOLUTION step05: wait on tma2mma[read.stage] with the consumer's parity, read.full_parity(); then tcgen05.fence::after_thread_sync.
       mbarrier_wait(&smem.tma2mma[read.stage], read.full_parity(), WaitTag{"tma2mma", "mma"});
       tcgen05_fence_after_thread_sync();  // orders the MMAs below after the wait
                                           // END SOLUTION step05
 
-      // BEGIN SOLUTION step02: enable_input_d is false only for the tile's very first MMA (first K slice, first k16 step); the MMA is the pair's, tcgen05_mma_f16<kCtaGroup> with kIdesc, on this consumer's block of A (a_block bytes into the stage) into its accumulator acc.
+      // BEGIN SOLUTION step02: enable_input_d is false only for the item's very first MMA (its first K slice, item.k_begin, first k16 step); the MMA is the pair's, tcgen05_mma_f16<kCtaGroup> with kIdesc, on this consumer's block of A (a_block bytes into the stage) into its accumulator acc.
       // tcgen05.mma is issued by one thread and runs asynchronously, in issue order on the same
       // accumulator: the MMAs of consecutive slices queue up behind each other.
 #pragma unroll
@@ -216,7 +263,7 @@ __device__ __forceinline__ void mma(SharedStorage& smem, const TileScheduler& sc
         const uint32_t k_bytes = k * kMmaK * sizeof(__half);  // 32 B per k16 slice
         const uint64_t a_desc = make_smem_desc_k_sw128(smem_addr(smem.a[read.stage]) + a_block + k_bytes);
         const uint64_t b_desc = make_smem_desc_k_sw128(smem_addr(smem.b[read.stage]) + k_bytes);
-        tcgen05_mma_f16<kCtaGroup>(acc, a_desc, b_desc, kIdesc, /*enable_input_d=*/ks > 0 || k > 0);
+        tcgen05_mma_f16<kCtaGroup>(acc, a_desc, b_desc, kIdesc, /*enable_input_d=*/ks > item.k_begin || k > 0);
       }
       // END SOLUTION step02
 
@@ -231,13 +278,136 @@ __device__ __forceinline__ void mma(SharedStorage& smem, const TileScheduler& sc
   }
 }
 
+// One 64-column box of an epilogue warpgroup's block, b = 0 .. kStoreBoxes - 1: this thread's
+// columns 64 b .. 64 b + 63 of row t as fp32 bits (v[c][j] = column 64 b + 32 c + j, as tcgen05.ld
+// returns them), converted to fp16, staged in the warpgroup's buffer d[consumer] and stored to D
+// at (m0, n0 + 64 b) by TMA, unless the block writes nothing. Every thread of the warpgroup calls it.
+__device__ __forceinline__ void store_box(SharedStorage& smem, const CUtensorMap* map_d,
+                                          const uint32_t (&v)[kStoreCols / kLdColumns][kLdColumns], int64_t m0,
+                                          int64_t n0, int64_t N, bool writes, int b, int consumer, int t,
+                                          uint32_t barrier) {
+  // BEGIN SOLUTION step10: the previous box's TMA store may still be reading this warpgroup's buffer d[consumer]: thread 0 waits for it (wait_group.read 0), then the warpgroup syncs on its own named barrier before anyone writes.
+  if (t == 0) tma_store_wait_group_read<0>();
+  named_barrier_sync(barrier, kEpilogueThreads);
+  // END SOLUTION step10
+
+  // Registers -> fp16 -> the staging buffer. Each thread writes 16-byte chunks of its own row;
+  // the 8 rows of 8 consecutive lanes land in 8 different chunk positions of the swizzle: no
+  // bank conflicts.
+  const int row = t;
+#pragma unroll
+  for (int c = 0; c < kStoreCols / kLdColumns; ++c) {
+#pragma unroll
+    for (int j = 0; j < kLdColumns; j += 8) {  // 8 fp16 = one 16-byte chunk
+      const uint32_t* w = &v[c][j];
+      const uint4 packed =
+          make_uint4(pack_half2(w[0], w[1]), pack_half2(w[2], w[3]), pack_half2(w[4], w[5]), pack_half2(w[6], w[7]));
+      const int col = c * kLdColumns + j;  // in the box, a multiple of 8
+      uint32_t offset = 0;                 // byte offset of (row, col) inside the box
+      // BEGIN SOLUTION step04: column col of the box (a multiple of 8) starts 16-byte chunk col / 8 of row `row`, at sw128_offset(row, chunk).
+      offset = sw128_offset(row, col / 8);
+      // END SOLUTION step04
+      *reinterpret_cast<uint4*>(reinterpret_cast<char*>(smem.d[consumer]) + offset) = packed;
+    }
+  }
+  // TMA reads shared memory through the async proxy; the stores above were generic-proxy
+  // stores. Each writer fences its own stores, then the barrier waits for every writer.
+  fence_proxy_async_shared();
+  named_barrier_sync(barrier, kEpilogueThreads);
+
+  // BEGIN SOLUTION step04: thread 0 stores the box at {n0 + 64 b, m0} (skip it when the block writes nothing or the box is wholly past N; TMA clips the rest) and commits the bulk group; the next box waits for it to have read the buffer.
+  if (t == 0) {
+    if (writes && n0 + b * kStoreCols < N)
+      tma_store_2d(map_d, smem.d[consumer], static_cast<int32_t>(n0 + b * kStoreCols), static_cast<int32_t>(m0));
+    tma_store_commit_group();
+  }
+  // END SOLUTION step04
+}
+
+// A part of a split tile (SplitK): stores box b of this thread's row (v as in store_box) to the
+// part's own slot in global memory (the layout of kPartialFloat4s).
+__device__ __forceinline__ void store_partial(float4* slot, const uint32_t (&v)[kStoreCols / kLdColumns][kLdColumns],
+                                              int b, int t) {
+  // BEGIN SOLUTION step10: store v[c][j .. j + 3] (column 64 b + 32 c + j of the row, j a multiple of 4) as a float4 (tmem_f32 of each) at slot[(64 b + 32 c + j) / 4 * kEpilogueThreads + t].
+#pragma unroll
+  for (int c = 0; c < kStoreCols / kLdColumns; ++c) {
+#pragma unroll
+    for (int j = 0; j < kLdColumns; j += 4) {
+      const uint32_t* w = &v[c][j];
+      slot[(b * kStoreCols + c * kLdColumns + j) / 4 * kEpilogueThreads + t] =
+          make_float4(tmem_f32(w[0]), tmem_f32(w[1]), tmem_f32(w[2]), tmem_f32(w[3]));
+    }
+  }
+  // END SOLUTION step10
+}
+
+// The last part of a split tile: box b of this thread's row summed over every part's slot, in part
+// order (so D does not depend on which part finished last), into v (as fp32 bits, as store_box takes
+// them).
+__device__ __forceinline__ void sum_partials(const SplitScratch& scratch, const WorkItem& item, uint32_t rank,
+                                             int consumer, uint32_t (&v)[kStoreCols / kLdColumns][kLdColumns], int b,
+                                             int t) {
+  constexpr int kBoxFloat4s = kStoreCols / 4;
+  float4 sum[kBoxFloat4s];  // columns 64 b + 4 q .. + 3 of the row
+  // BEGIN SOLUTION step10: sum[q] = the float4 at [(64 b + 4 q) / 4 * kEpilogueThreads + t] of split_slot(part 0), plus those of parts 1 .. parts - 1 in order; then v[c][j] = f32_bits of column 32 c + j of the box.
+  const float4* first = split_slot(scratch, item, 0, rank, consumer);
+#pragma unroll
+  for (int q = 0; q < kBoxFloat4s; ++q) sum[q] = first[(b * kBoxFloat4s + q) * kEpilogueThreads + t];
+  for (int part = 1; part < item.parts; ++part) {
+    const float4* slot = split_slot(scratch, item, part, rank, consumer);
+#pragma unroll
+    for (int q = 0; q < kBoxFloat4s; ++q) {
+      const float4 x = slot[(b * kBoxFloat4s + q) * kEpilogueThreads + t];
+      sum[q] = make_float4(sum[q].x + x.x, sum[q].y + x.y, sum[q].z + x.z, sum[q].w + x.w);
+    }
+  }
+#pragma unroll
+  for (int q = 0; q < kBoxFloat4s; ++q) {
+    uint32_t* w = &v[4 * q / kLdColumns][4 * q % kLdColumns];
+    w[0] = f32_bits(sum[q].x);
+    w[1] = f32_bits(sum[q].y);
+    w[2] = f32_bits(sum[q].z);
+    w[3] = f32_bits(sum[q].w);
+  }
+  // END SOLUTION step10
+}
+
+// One epilogue warpgroup's part of a split tile (SplitK), once every thread has stored its row to
+// the part's slot (store_partial): takes a ticket. The part that takes the last ticket (parts - 1)
+// returns true: it adds every part's slot up (sum_partials) and stores the block. The others return
+// false. `t` is the thread's index in its warpgroup.
+__device__ __forceinline__ bool reduce_split(SharedStorage& smem, uint32_t* ticket, const WorkItem& item, int consumer,
+                                             int t, uint32_t barrier) {
+  bool last = false;  // this part took the last ticket
+  // BEGIN SOLUTION step10: fence (release), sync the warpgroup, let thread 0 take a ticket (atomic_add_gpu) into smem.ticket[consumer], sync again; the part whose ticket is parts - 1 is the last: it fences (acquire) and resets the ticket to 0.
+  // Release: this thread's stores are visible GPU-wide before thread 0's ticket below (the named
+  // barrier orders every thread's fence before the ticket).
+  fence_acq_rel_gpu();
+  named_barrier_sync(barrier, kEpilogueThreads);
+  if (t == 0) smem.ticket[consumer] = atomic_add_gpu(ticket, 1);
+  named_barrier_sync(barrier, kEpilogueThreads);
+  last = smem.ticket[consumer] == static_cast<uint32_t>(item.parts - 1);
+  if (last) {
+    // Acquire: the last ticket was taken after every part had stored its sum, so ordinary loads
+    // after this fence (sum_partials) see them all.
+    fence_acq_rel_gpu();
+    if (t == 0) *ticket = 0;  // every part has taken its ticket: zero again for the next launch
+  }
+  // END SOLUTION step10
+  return last;
+}
+
 // The epilogue of consumer `consumer`: epilogue warpgroup `consumer` of each CTA, 128 threads,
-// thread t owns row t of the CTA's block `consumer`. For each tile: wait for accumulator
-// `consumer`, then one 64-column box at a time: read it (TMEM -> registers), stage it as fp16 in
-// this warpgroup's buffer and store it (TMA); after the last box's read, release the accumulator on
-// the leader's ld2mma[consumer].
+// thread t owns row t of the CTA's block `consumer`. For each work item: wait for accumulator
+// `consumer`, then one 64-column box at a time: read it (TMEM -> registers), then stage it as fp16
+// in this warpgroup's buffer and store it (TMA, store_box); after the last box's read, release the
+// accumulator on the leader's ld2mma[consumer]. A part of a split tile stores each box to its own
+// slot in global memory instead (store_partial), and releases the accumulator the same way; then it
+// takes a ticket (reduce_split), and only the last part to finish adds the parts' slots up box by
+// box (sum_partials) and stores each box through store_box.
 __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap* map_d, const TileScheduler& sched,
-                                         int64_t M, int64_t N, uint32_t tmem_acc, int consumer) {
+                                         const SplitK& split, const SplitScratch& scratch, int64_t M, int64_t N,
+                                         uint32_t tmem_acc, int consumer) {
   const int t = static_cast<int>(threadIdx.x) % kEpilogueThreads;  // 0 .. 127: the row in the block
   const int warp = warp_id();
   const uint32_t rank = cluster_ctarank();
@@ -247,19 +417,29 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap*
   acc = tmem_acc + static_cast<uint32_t>(consumer) * kTileN;
   barrier = kEpilogueBarrier + static_cast<uint32_t>(consumer);
   // END SOLUTION step10
-  int64_t local = 0;  // this cluster's tile count
-  for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance(), ++local) {
+  int64_t local = 0;  // this cluster's item count
+  for (WorkCursor cursor = split.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance(), ++local) {
+    const WorkItem item = split.item(cursor.unit);
     int64_t m0 = 0, n0 = 0;  // the block's first row and column
     // False for a block that starts past M (a phantom tile's, or block 1 of a tile that ends in
     // block 0): it computes, but writes nothing. It runs the epilogue like any other block (its
-    // warpgroup still releases the accumulator after reading it) and only skips the TMA stores.
+    // warpgroup still releases the accumulator after reading it) and only skips the TMA stores,
+    // and, in a split tile, the split reduction.
     bool writes = false;
-    // BEGIN SOLUTION step10: this CTA's tile is sched.tile(cursor.unit, rank), its origin (tile.m * 256, tile.n * 256); this warpgroup's block starts kBlockM * consumer rows further (64-bit); it writes D only if the block starts before M.
-    const Tile tile = sched.tile(cursor.unit, static_cast<int>(rank));
+    // True for a part of a split tile whose block writes: it stores its accumulator to its slot.
+    // Every part of the tile agrees (M, the unit and the rank decide): all take a ticket, or none.
+    bool partial = false;
+    // BEGIN SOLUTION step10: this CTA's tile is sched.tile(item.unit, rank), its origin (tile.m * 256, tile.n * 256); this warpgroup's block starts kBlockM * consumer rows further (64-bit); it writes D only if the block starts before M; it is a partial sum for a split item (item.parts > 1) of a block that writes.
+    const Tile tile = sched.tile(item.unit, static_cast<int>(rank));
     m0 = tile.m * kTileM + consumer * kBlockM;
     n0 = tile.n * kTileN;
     writes = m0 < M;
+    partial = item.parts > 1 && writes;
     // END SOLUTION step10
+    // This part's slot for the block and the block's ticket (SplitScratch), for a partial sum only.
+    float4* const slot = partial ? split_slot(scratch, item, item.part, rank, consumer) : nullptr;
+    uint32_t* const ticket =
+        partial ? scratch.tickets + (item.split * kClusterM + rank) * kConsumers + consumer : nullptr;
 
     // BEGIN SOLUTION step07: wait on mma2ld[consumer] with parity local & 1; it completes once per tile.
     // Only the mbarrier tells that the MMAs have completed (a thread barrier would prove only that
@@ -275,6 +455,7 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap*
     // Step 9 read the whole row (256 columns, 128 registers as fp16) before releasing the
     // accumulator; with eleven warps a thread has too few registers for that (it spills), so each box
     // is read just before it is staged, and the accumulator is released after the last box's loads.
+    // A partial sum goes TMEM -> registers -> its slot in global memory instead, box by box alike.
 #pragma unroll
     for (int b = 0; b < kStoreBoxes; ++b) {
       uint32_t v[kStoreCols / kLdColumns][kLdColumns];  // columns 64 b + 32 c .. +31 of this thread's row, fp32 bits
@@ -290,52 +471,33 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap*
 #pragma unroll
       for (int c = 0; c < kStoreCols / kLdColumns; ++c) tmem_fence_operands(v[c]);  // ... and not read before it
       // Every box's completed tcgen05.ld are ordered before the thread synchronisations that follow
-      // (the PTX pattern for tcgen05 work on either side of one): the named barriers below hand them
-      // on to the warpgroup's next tcgen05.ld, the arrive after the last box to the MMA warp.
+      // (the PTX pattern for tcgen05 work on either side of one): the named barriers of store_box
+      // hand them on to the warpgroup's next tcgen05.ld, the arrive after the last box to the MMA
+      // warp.
       tcgen05_fence_before_thread_sync();
       if (b == kStoreBoxes - 1) {
         // BEGIN SOLUTION step10: after the row's last tcgen05.ld (completed, and fenced just above), release accumulator `consumer` on the LEADER's ld2mma[consumer]: every thread of this warpgroup, in both CTAs, arrives there (mbarrier_arrive_cluster to rank 0).
         mbarrier_arrive_cluster(&smem.ld2mma[consumer], 0);
         // END SOLUTION step10
       }
-
-      // BEGIN SOLUTION step10: the previous box's TMA store may still be reading this warpgroup's buffer d[consumer]: thread 0 waits for it (wait_group.read 0), then the warpgroup syncs on its own named barrier before anyone writes.
-      if (t == 0) tma_store_wait_group_read<0>();
-      named_barrier_sync(barrier, kEpilogueThreads);
+      // BEGIN SOLUTION step10: a partial sum stores the box to its slot (store_partial); any other block stages and stores it (store_box).
+      if (partial) {
+        store_partial(slot, v, b, t);
+      } else {
+        store_box(smem, map_d, v, m0, n0, N, writes, b, consumer, t, barrier);
+      }
       // END SOLUTION step10
-
-      // Registers -> fp16 -> the staging buffer. Each thread writes 16-byte chunks of its own row;
-      // the 8 rows of 8 consecutive lanes land in 8 different chunk positions of the swizzle: no
-      // bank conflicts.
-      const int row = t;
-#pragma unroll
-      for (int c = 0; c < kStoreCols / kLdColumns; ++c) {
-#pragma unroll
-        for (int j = 0; j < kLdColumns; j += 8) {  // 8 fp16 = one 16-byte chunk
-          const uint32_t* w = &v[c][j];
-          const uint4 packed = make_uint4(pack_half2(w[0], w[1]), pack_half2(w[2], w[3]), pack_half2(w[4], w[5]),
-                                          pack_half2(w[6], w[7]));
-          const int col = c * kLdColumns + j;  // in the box, a multiple of 8
-          uint32_t offset = 0;                 // byte offset of (row, col) inside the box
-          // BEGIN SOLUTION step04: column col of the box (a multiple of 8) starts 16-byte chunk col / 8 of row `row`, at sw128_offset(row, chunk).
-          offset = sw128_offset(row, col / 8);
-          // END SOLUTION step04
-          *reinterpret_cast<uint4*>(reinterpret_cast<char*>(smem.d[consumer]) + offset) = packed;
-        }
-      }
-      // TMA reads shared memory through the async proxy; the stores above were generic-proxy
-      // stores. Each writer fences its own stores, then the barrier waits for every writer.
-      fence_proxy_async_shared();
-      named_barrier_sync(barrier, kEpilogueThreads);
-
-      // BEGIN SOLUTION step04: thread 0 stores the box at {n0 + 64 b, m0} (skip it when the block writes nothing or the box is wholly past N; TMA clips the rest) and commits the bulk group; the next box waits for it to have read the buffer.
-      if (t == 0) {
-        if (writes && n0 + b * kStoreCols < N)
-          tma_store_2d(map_d, smem.d[consumer], static_cast<int32_t>(n0 + b * kStoreCols), static_cast<int32_t>(m0));
-        tma_store_commit_group();
-      }
-      // END SOLUTION step04
     }
+
+    // BEGIN SOLUTION step10: a partial sum takes its ticket (reduce_split); all but the last part are done with the item; the last adds the parts up box by box (sum_partials) and stores each box (store_box).
+    if (!partial || !reduce_split(smem, ticket, item, consumer, t, barrier)) continue;
+#pragma unroll 1  // once per split tile: unrolled, it would only make the kernel longer
+    for (int b = 0; b < kStoreBoxes; ++b) {
+      uint32_t v[kStoreCols / kLdColumns][kLdColumns];
+      sum_partials(scratch, item, rank, consumer, v, b, t);
+      store_box(smem, map_d, v, m0, n0, N, writes, b, consumer, t, barrier);
+    }
+    // END SOLUTION step10
   }
   // The CTA's shared memory is released when it exits: the last store must have read it first.
   // (Its writes to D may still be in flight; the kernel's completion covers them.)
@@ -344,7 +506,8 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap*
 
 __global__ void __launch_bounds__(kThreads)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-           const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int64_t K, int group_m) {
+           const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int group_m, SplitK split,
+           SplitScratch scratch) {
   SharedStorage& smem = dynamic_smem<SharedStorage>();
   const int warp = warp_id();
   const uint32_t rank = cluster_ctarank();
@@ -387,16 +550,15 @@ __global__ void __launch_bounds__(kThreads)
   tcgen05_fence_after_thread_sync();
   const uint32_t tmem_acc = smem.tmem_base;  // lane 0, first allocated column
 
-  const int64_t k_slices = (K + kTileK - 1) / kTileK;
   const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, kClusterM, group_m);
 
   // BEGIN SOLUTION step10: warp kProducerWarp: one elected thread runs producer(); warp kFirstMmaWarp + i: in the leader CTA only (cluster rank 0), one elected thread runs mma() for consumer i; warpgroup i (warps 4 i .. 4 i + 3) runs epilogue() for consumer i. Every thread then falls through to the teardown.
   if (warp == kProducerWarp) {
-    if (elect_one_sync()) producer(smem, &map_a, &map_b, sched, k_slices);
+    if (elect_one_sync()) producer(smem, &map_a, &map_b, sched, split);
   } else if (warp >= kFirstMmaWarp) {
-    if (rank == 0 && elect_one_sync()) mma(smem, sched, k_slices, tmem_acc, warp - kFirstMmaWarp);
+    if (rank == 0 && elect_one_sync()) mma(smem, split, tmem_acc, warp - kFirstMmaWarp);
   } else {
-    epilogue(smem, &map_d, sched, M, N, tmem_acc, warpgroup_id());
+    epilogue(smem, &map_d, sched, split, scratch, M, N, tmem_acc, warpgroup_id());
   }
   // END SOLUTION step10
 
@@ -416,12 +578,16 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// The launcher with its two knobs exposed: `group_m`, the L2 group size, and `clusters`, the grid in
-// clusters (<= 0: every cluster that fits on the GPU at once, the persistent grid). run() uses
-// kGroupM and the persistent grid. Every grid computes the same D.
-Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters) {
+// The launcher with its knobs exposed: `group_m`, the L2 group size, `clusters`, the grid in
+// clusters (<= 0: every cluster that fits on the GPU at once, the persistent grid), and the split of
+// the last wave: at least `min_split_slices` K slices per part, at most `max_splits` parts (1: no
+// split). run() uses kGroupM, the persistent grid, kMinSplitSlices and kMaxSplits. Every grid and
+// split computes the same D (up to the order of a split tile's float additions).
+Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters, int min_split_slices,
+                int max_splits) {
   if (Status s = check_problem(Contract::general, p); !s.ok()) return s;
   const TileScheduler sched((p.m + kTileM - 1) / kTileM, (p.n + kTileN - 1) / kTileN, kClusterM, group_m);
+  const int64_t k_slices = (p.k + kTileK - 1) / kTileK;
   // The tensor maps: A (M x K) in boxes of one K slice of a tile (both blocks, 256 rows), B (N x K)
   // in boxes of one K slice of half a tile (each CTA of the pair loads one half), D (M x N) in boxes
   // of 64 columns of a block; all in the 128-byte swizzle that the MMA descriptors describe.
@@ -435,16 +601,32 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters
   cfg.smem_bytes = smem_bytes<SharedStorage>();
   cfg.stream = stream;
   // The persistent grid: the clusters resident at once (one CTA per SM, both CTAs of a cluster in
-  // one GPC), and no more clusters than work units. An explicit `clusters` is taken as it is: with
-  // more clusters than units, some find no work and just exit (both CTAs alike).
-  if (clusters <= 0) {
+  // one GPC); the work is split for that many, and no more clusters are launched than there are
+  // work items. An explicit `clusters` is taken as it is: with more clusters than items, some find
+  // no work and just exit (both CTAs alike).
+  const bool persistent = clusters <= 0;
+  if (persistent)
     if (Status s = resident_clusters(kernel, kThreads, cfg.smem_bytes, kClusterM, &clusters); !s.ok()) return s;
-    if (clusters > sched.num_work()) clusters = static_cast<int>(sched.num_work());
-  }
+  const SplitK split(sched.num_work(), clusters, k_slices, min_split_slices, max_splits);
+  if (persistent && clusters > split.num_items()) clusters = static_cast<int>(split.num_items());
   cfg.grid = dim3(static_cast<unsigned>(clusters * kClusterM));
-  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, group_m);
+  // The split tiles' tickets and partial sums, in this stream's scratch (zero tickets, left zero).
+  SplitScratch scratch;
+  if (split.parts() > 1) {
+    const size_t consumers = static_cast<size_t>(split.split_units()) * kClusterM * kConsumers;
+    Scratch buffers;
+    if (Status s =
+            stream_scratch(stream, consumers, consumers * split.parts() * kPartialFloat4s * sizeof(float4), &buffers);
+        !s.ok())
+      return s;
+    scratch.partials = static_cast<float4*>(buffers.data);
+    scratch.tickets = buffers.counters;
+  }
+  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, group_m, split, scratch);
 }
 
-Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kGroupM, /*clusters=*/0); }
+Status run(const Problem& p, cudaStream_t stream) {
+  return run_with(p, stream, kGroupM, /*clusters=*/0, kMinSplitSlices, kMaxSplits);
+}
 
 }  // namespace gemm::step10::blackwell
