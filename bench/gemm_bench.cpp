@@ -10,8 +10,9 @@
 //  1. Once per (step, shape): runs the step on fresh inputs and checks D against cuBLAS
 //     (run_and_check, float mode). A step that fails is reported as an error and never timed.
 //  2. Inputs: a rotation of input sets of the shape that together hold at least 3x the L2.
-//  3. Warm-up, then per iteration: a short GPU spin, then event, step on set i, event, cuBLAS on
-//     set i + sets/2, event. The step's time is the manual time; cuBLAS's is kept beside it.
+//  3. Warm-up, then per iteration: a short GPU spin, event, step on set i, event; a short GPU
+//     spin, event, cuBLAS on set i + sets/2, event. The step's time is the manual time; cuBLAS's
+//     is kept beside it. Each call follows its own spin, so neither can start under the other.
 //  4. Counters, medians over the repetition's iterations: TFLOPS (the step's), cublas_TFLOPS,
 //     ratio_to_cublas = TFLOPS / cublas_TFLOPS (> 1: faster than cuBLAS), step_ms, cublas_ms,
 //     sets. Run with --benchmark_repetitions for median aggregates (tools/compare.sh does).
@@ -81,8 +82,8 @@ constexpr const char* kRotation =
     "the other's inputs in L2";
 constexpr const char* kTiming =
     "CUDA events around each call; the benchmark's manual time is the step's; a 50 us GPU spin before each "
-    "iteration keeps host launch latency out; warm-up (>= 2 iterations, >= 20 ms) before timing; counters "
-    "are medians over one repetition's iterations";
+    "call (step and cuBLAS alike) keeps host launch latency out and neither call overlapping the other; "
+    "warm-up (>= 2 iterations, >= 20 ms) before timing; counters are medians over one repetition's iterations";
 constexpr const char* kRatio =
     "ratio_to_cublas = step TFLOPS / cuBLAS TFLOPS (= cublas_ms / step_ms), medians of the same iterations, "
     "cuBLAS interleaved with the step on the same rotating sets: > 1 means faster than cuBLAS";
@@ -184,7 +185,7 @@ void bm_step(benchmark::State& state, const std::string& name, StepFn step, Shap
     const RotatingOperands& sets = sets_for(shape);
     const cudaStream_t stream = g->backend->stream();
     const int64_t offset = sets.sets() / 2;  // cuBLAS's set, relative to the step's
-    CudaEvents ev(3);
+    CudaEvents ev(4);
     float step_ms = 0, cublas_ms = 0;
     auto iteration = [&](int64_t i) {
       const Problem ps = sets.problem(i), pc = sets.problem(i + offset);
@@ -192,12 +193,17 @@ void bm_step(benchmark::State& state, const std::string& name, StepFn step, Shap
       ev.record(0, stream);
       if (Status s = step(ps, stream); !s.ok()) throw Error("the step failed: " + s.message());
       ev.record(1, stream);
-      g->cublas->run(pc);
+      // cuBLAS gets its own spin too: enqueued right behind the step, it measured faster than
+      // after a spin (bench/README.md), as if part of its work ran before its first event, under
+      // the step's last CTAs. Behind a spin, both calls start from the same idle GPU.
+      enqueue_gpu_delay(stream, kSpinUs);
       ev.record(2, stream);
-      ev.synchronize(2);
+      g->cublas->run(pc);
+      ev.record(3, stream);
+      ev.synchronize(3);
       CUDA_CHECK(cudaGetLastError());
       step_ms = ev.elapsed_ms(0, 1);
-      cublas_ms = ev.elapsed_ms(1, 2);
+      cublas_ms = ev.elapsed_ms(2, 3);
     };
     warm_up(iteration);
 

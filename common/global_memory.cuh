@@ -1,11 +1,9 @@
 // Ordering global memory between CTAs at GPU scope: what a CTA needs to hand a partial result to
 // another CTA of the same grid through global memory (step 10's split-K tail). The release side
-// writes (or adds), fences, then bumps a counter; the acquire side reads the counter, fences, then
+// writes, fences, then bumps a counter; the acquire side reads the counter, fences, then
 // reads with ordinary loads (the fence makes every write released before it visible to them).
 // https://docs.nvidia.com/cuda/parallel-thread-execution/#memory-consistency-model
 #pragma once
-
-#include <cuda_runtime.h>  // float4
 
 #include "common/defs.cuh"
 
@@ -27,23 +25,12 @@ GEMM_DEVICE uint32_t atomic_add_gpu(uint32_t* counter, uint32_t value) {
   return old;
 }
 
-// Adds the four floats of `value` to the four at p (16-byte aligned) atomically in L2, at GPU
-// scope, without returning anything (a reduction: the SM does not wait for it). Atomic per float:
-// concurrent adds to one address all land, in an order that may differ from run to run.
-// https://docs.nvidia.com/cuda/parallel-thread-execution/#parallel-synchronization-and-communication-instructions-red
-GEMM_DEVICE void red_add_gpu(float4* p, float4 value) {
-  asm volatile("red.relaxed.gpu.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(value.x), "f"(value.y),
-               "f"(value.z), "f"(value.w)
-               : "memory");
-}
-
 #elif defined(GEMM_EMULATED)
 
 // The emulator runs one fiber at a time and its memory is sequentially consistent: the fence
 // orders nothing further and the atomic is a plain read-modify-write (docs/emulator.md).
 void fence_acq_rel_gpu(SourceLoc loc = SourceLoc::current());
 uint32_t atomic_add_gpu(uint32_t* counter, uint32_t value, SourceLoc loc = SourceLoc::current());
-void red_add_gpu(float4* p, float4 value, SourceLoc loc = SourceLoc::current());
 
 #endif
 

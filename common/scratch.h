@@ -23,6 +23,12 @@
 
 namespace gemm {
 
+#if defined(GEMM_EMULATED)
+// In gemm::emulated (common/emu/prelude.h): the GPU build defines the same inline functions with
+// other bodies, and one program links both builds.
+inline namespace emulated {
+#endif
+
 struct Scratch {
   uint32_t* counters = nullptr;  // zero; leave them zero
   void* data = nullptr;          // 256-byte aligned, contents unspecified
@@ -83,5 +89,9 @@ inline Status stream_scratch(cudaStream_t stream, size_t counters, size_t data_b
   out->data = b.data;
   return {};
 }
+
+#if defined(GEMM_EMULATED)
+}  // namespace emulated
+#endif
 
 }  // namespace gemm

@@ -61,7 +61,8 @@ int sweep(int argc, char** argv) {
   Config run = hopper_step(step10_info());
   run.name += " (run(): its split)";
   std::vector<Config> configs = {run, step10_split(1, 1)};
-  for (const std::pair<int, int>& knobs : std::vector<std::pair<int, int>>{{4, 16}, {8, 16}, {16, 16}, {4, 2}, {4, 3}})
+  for (const std::pair<int, int>& knobs :
+       std::vector<std::pair<int, int>>{{4, 16}, {8, 16}, {12, 16}, {16, 16}, {12, 2}, {12, 3}})
     configs.push_back(step10_split(knobs.first, knobs.second));
   for (const Shape& s : shapes) {
     std::printf("\n== M=%lld N=%lld K=%lld: %d rotating input sets (L2 %lld MB)\n", static_cast<long long>(s.m),

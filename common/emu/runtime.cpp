@@ -830,16 +830,6 @@ uint32_t atomic_add_gpu(uint32_t* counter, uint32_t value, SourceLoc loc) {
   return old;
 }
 
-void red_add_gpu(float4* p, float4 value, SourceLoc loc) {
-  enter(loc, "red.add.v4.f32");
-  if (reinterpret_cast<uintptr_t>(p) % 16 != 0)
-    fail("misaligned access", "red.global.add.v4.f32 of an address not 16-byte aligned");
-  p->x += value.x;
-  p->y += value.y;
-  p->z += value.z;
-  p->w += value.w;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Named barriers, elect, shuffle.
 // ---------------------------------------------------------------------------------------------
@@ -1504,7 +1494,6 @@ void fence_acq_rel_gpu(SourceLoc loc) { emu::fence_acq_rel_gpu(loc); }
 uint32_t atomic_add_gpu(uint32_t* counter, uint32_t value, SourceLoc loc) {
   return emu::atomic_add_gpu(counter, value, loc);
 }
-void red_add_gpu(float4* p, float4 value, SourceLoc loc) { emu::red_add_gpu(p, value, loc); }
 void warp_sync(SourceLoc loc) { emu::warp_sync(loc); }
 uint32_t shfl_broadcast(uint32_t value, int src_lane, SourceLoc loc) {
   return emu::shfl_broadcast(value, src_lane, loc);

@@ -107,10 +107,11 @@ static_assert(kStageBytes == 49152, "A + B of a 128 x 256 tile, 64 wide in K, fp
 constexpr uint32_t kReleaseArrivals = kClusterM * kConsumers * (kWarpgroupSize / kWarpSize);
 // Tile rows per L2 group of the scheduler: step 6's value.
 constexpr int kGroupM = 16;
-// Splitting the last wave: each part gets at least kMinSplitSlices K slices (a part's partial sum
-// is a 64 KB store per consumer, and as much to load again: it must bring more math than that); at
-// most kMaxSplits parts.
-constexpr int kMinSplitSlices = 4;
+// Splitting the last wave: each part gets at least kMinSplitSlices K slices, at most kMaxSplits
+// parts. A split costs each part a 64 KB store per consumer, a GPU-wide fence and a ticket, and the
+// last part the loads of every part's sum: about as long as several K slices of math, so a part
+// must save more slices than that (README.md: 1024^3, two parts of 8 slices, is slower unsplit).
+constexpr int kMinSplitSlices = 12;
 #if defined(GEMM_STEP10_MAX_SPLITS)
 constexpr int kMaxSplits = GEMM_STEP10_MAX_SPLITS;  // 1: no split (README.md measures both)
 #else
@@ -296,7 +297,7 @@ __device__ __forceinline__ bool reduce_split(SharedStorage& smem, float (&acc)[k
            (((item.split * item.parts + part) * kClusterM + rank) * kConsumers + c) * kPartialFloat4s;
   };
   uint32_t* ticket = scratch.tickets + (item.split * kClusterM + rank) * kConsumers + c;
-  // BEGIN SOLUTION step10: store acc to slot(item.part) (registers 4i .. 4i + 3 at [i * kWarpgroupSize + t]), fence (release), sync the warpgroup, let thread 0 take a ticket (atomic_add_gpu) into smem.ticket[c], sync again; all but the last part return false; the last fences (acquire), sums slots 0 .. parts - 1 in order into acc (as float2 halves), resets the ticket to 0 and returns true.
+  // BEGIN SOLUTION step10: store acc to slot(item.part) (registers 4i .. 4i + 3 at [i * kWarpgroupSize + t]), fence (release), sync the warpgroup, let thread 0 take a ticket (atomic_add_gpu) into smem.ticket[c], sync again; all but the last part return false; the last fences (acquire), sums slots 0 .. parts - 1 in order into acc (as float2 halves) and resets the ticket to 0 (then it returns true).
   float4* mine = slot(item.part);
 #pragma unroll
   for (int i = 0; i < kConsumerHalves * kAccRegs / 4; ++i) {
@@ -335,8 +336,8 @@ __device__ __forceinline__ bool reduce_split(SharedStorage& smem, float (&acc)[k
     }
   }
   if (t == 0) *ticket = 0;  // every part has taken its ticket: zero again for the next launch
-  return true;
   // END SOLUTION step10
+  return true;
 }
 
 // A consumer warpgroup (`c` = 0 or 1). For each of this cluster's work items, in the producer's

@@ -115,19 +115,18 @@ TEST_P(EmuStep, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(Emu, EmuStep, ::testing::ValuesIn(cases()), case_name);
 
 // Step 10 splits the last wave along K, and keeps state between launches: its split tiles meet in a
-// per-stream scratch whose tickets each launch must leave zero. On 8 SMs (4 clusters of 2),
-// 1040x392x512 is 10 cluster tiles on the hopper track (128x256 CTA tiles) and 6 on the blackwell
-// track (256x256): two left over for four clusters, each split in two parts of 4 K slices, one of
-// them a cluster row with a phantom CTA past M. Then 1040x256x512 on the same backend (one
-// stream): on the hopper track 5 cluster tiles, one left over, split in two, with half as many
-// partial sums as before (so a ticket placed after them would land on the first launch's sums).
+// per-stream scratch whose tickets each launch must leave zero. On 8 SMs (4 clusters of 2), a
+// 200x256 problem is one cluster tile on either track (on blackwell the second CTA a phantom past
+// M), left over for four clusters: at K = 3072 (48 slices) it is split in four parts of 12 slices, then at
+// K = 1536 in two, on the same backend (one stream), with half as many partial sums (so a ticket
+// placed after the sums would land on the first launch's). Float mode: K is past exact mode's limit.
 TEST(EmuStepSplit, SecondLaunchOnTheStreamStillMatches) {
   if (step_info().number < 10) GTEST_SKIP() << "only step 10 splits tiles along K and keeps scratch between launches";
   SCOPED_TRACE(seed_note());
   const std::unique_ptr<Backend> backend = make_emu_backend(EmuSettings{8, emu_seed()});
   for (Track t : {Track::hopper, Track::blackwell})
-    for (const Problem& shape : {Problem{1040, 392, 512}, Problem{1040, 256, 512}}) {
-      Operands ops(*backend, shape, test_seed(), InputMode::exact_int);
+    for (const Problem& shape : {Problem{200, 256, 3072}, Problem{200, 256, 1536}}) {
+      Operands ops(*backend, shape, test_seed(), InputMode::float_uniform);
       CpuReference reference;
       const CheckOutcome out = run_and_check(*backend, step_info().emulated(t), ops, reference);
       const std::string what = std::string(track_name(t)) + " at " + shape_string(shape);

@@ -44,6 +44,7 @@ std::vector<Shape> shapes_for(Contract contract) {
       {384, 128, 512},  {128, 640, 192},    {1024, 256, 64},  // non-square, whole tiles
       {200, 136, 72},   {1, 8, 8},          {333, 264, 520},  // ragged: M not a multiple of 128, N and K
       {130, 392, 1000}, {1000, 1000, 1000},                   // multiples of 8 but not of the tile
+      {300, 264, 2056},  // few tiles, long K: step 10 splits each tile along K (and runs a phantom CTA)
   };
 }
 
