@@ -57,6 +57,15 @@ struct WorkCursor {
   GEMM_HD constexpr void advance() { unit += stride; }
 };
 
+// Worker `worker` of `num_workers` over `count` units: worker, worker + num_workers, ...
+GEMM_HD constexpr WorkCursor strided_walk(int64_t worker, int64_t num_workers, int64_t count) {
+  WorkCursor c;
+  c.unit = worker;
+  c.stride = num_workers;
+  c.end = count;
+  return c;
+}
+
 class TileScheduler {
  public:
   // tiles_m x tiles_n output tiles; cluster_m CTAs per cluster along M (1 or 2 in the steps);
@@ -94,11 +103,7 @@ class TileScheduler {
 
   // The units of worker `worker` of `num_workers`: worker, worker + num_workers, ...
   GEMM_HD constexpr WorkCursor begin(int64_t worker, int64_t num_workers) const {
-    WorkCursor c;
-    c.unit = worker;
-    c.stride = num_workers;
-    c.end = num_work();
-    return c;
+    return strided_walk(worker, num_workers, num_work());
   }
 
  private:
@@ -177,11 +182,7 @@ class SplitK {
 
   // The items of worker `worker` of `num_workers`: worker, worker + num_workers, ...
   GEMM_HD constexpr WorkCursor begin(int64_t worker, int64_t num_workers) const {
-    WorkCursor c;
-    c.unit = worker;
-    c.stride = num_workers;
-    c.end = num_items();
-    return c;
+    return strided_walk(worker, num_workers, num_items());
   }
 
  private:

@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "harness/driver.h"  // the exit codes
-#include "harness/shapes.h"
 #include "tools/diag/diag.h"
 
 namespace {
@@ -59,21 +58,7 @@ bool run_shape(Lab& lab, const Shape& s) {
 
 int sweep(int argc, char** argv) {
   std::vector<Shape> shapes;
-  if (argc > 1 && (argc - 1) % 3 != 0) {
-    std::fprintf(stderr, "usage: persistent_sweep [M N K]...   (default: 4096 4096 4096 8192 8192 8192)\n");
-    return kExitUsage;
-  }
-  for (int i = 1; i + 2 < argc; i += 3) {
-    const std::string text = std::string(argv[i]) + "x" + argv[i + 1] + "x" + argv[i + 2];
-    const ShapeList parsed = parse_shape_list(text);
-    Status st = parsed.ok() ? check_shape(Contract::general, parsed.shapes[0]) : Status::failure(parsed.error);
-    if (!st.ok()) {
-      std::fprintf(stderr, "error: %s\n", st.message().c_str());
-      return kExitUsage;
-    }
-    shapes.push_back(parsed.shapes[0]);
-  }
-  if (shapes.empty()) shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}};
+  if (!shape_args(argc, argv, "persistent_sweep", {{4096, 4096, 4096}, {8192, 8192, 8192}}, &shapes)) return kExitUsage;
 
   Lab lab;
   int resident = 0;

@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "harness/driver.h"  // the exit codes
-#include "harness/shapes.h"
 #include "tools/diag/diag.h"
 
 namespace {
@@ -39,22 +38,10 @@ Config step10_split(int min_split_slices, int max_splits) {
 
 int sweep(int argc, char** argv) {
   std::vector<Shape> shapes;
-  if (argc > 1 && (argc - 1) % 3 != 0) {
-    std::fprintf(stderr, "usage: split_sweep [M N K]...   (default: 1024^3 2048^3 3000^3 3072^3 4096^3)\n");
+  if (!shape_args(argc, argv, "split_sweep",
+                  {{1024, 1024, 1024}, {2048, 2048, 2048}, {3000, 3000, 3000}, {3072, 3072, 3072}, {4096, 4096, 4096}},
+                  &shapes))
     return kExitUsage;
-  }
-  for (int i = 1; i + 2 < argc; i += 3) {
-    const std::string text = std::string(argv[i]) + "x" + argv[i + 1] + "x" + argv[i + 2];
-    const ShapeList parsed = parse_shape_list(text);
-    Status st = parsed.ok() ? check_shape(Contract::general, parsed.shapes[0]) : Status::failure(parsed.error);
-    if (!st.ok()) {
-      std::fprintf(stderr, "error: %s\n", st.message().c_str());
-      return kExitUsage;
-    }
-    shapes.push_back(parsed.shapes[0]);
-  }
-  if (shapes.empty())
-    shapes = {{1024, 1024, 1024}, {2048, 2048, 2048}, {3000, 3000, 3000}, {3072, 3072, 3072}, {4096, 4096, 4096}};
 
   Lab lab;
   std::printf("GPU %s\n", describe(lab.device()).c_str());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "common/launch.cuh"  // cuda_failure
 #include "harness/check.h"
@@ -10,6 +11,7 @@
 #include "harness/driver.h"  // the exit codes
 #include "harness/rotation.h"
 #include "harness/run.h"
+#include "harness/shapes.h"
 #include "harness/timer.h"
 
 namespace gemm::diag {
@@ -113,6 +115,33 @@ void Lab::time(const Shape& shape, const std::vector<Config>& configs, int warmu
                 names[i].c_str(), med, tflops(shape, med), cublas_ms / med, rounds, *lo, *hi);
   }
   std::fflush(stdout);
+}
+
+bool shape_args(int argc, char** argv, const char* tool, const std::vector<Shape>& defaults,
+                std::vector<Shape>* shapes) {
+  if (argc > 1 && (argc - 1) % 3 != 0) {
+    std::string names;
+    for (const Shape& s : defaults)
+      for (int64_t dim : {s.m, s.n, s.k}) {
+        names += ' ';
+        names += std::to_string(dim);
+      }
+    std::fprintf(stderr, "usage: %s [M N K]...   (default:%s)\n", tool, names.c_str());
+    return false;
+  }
+  shapes->clear();
+  for (int i = 1; i + 2 < argc; i += 3) {
+    const std::string text = std::string(argv[i]) + "x" + argv[i + 1] + "x" + argv[i + 2];
+    const ShapeList parsed = parse_shape_list(text);
+    Status st = parsed.ok() ? check_shape(Contract::general, parsed.shapes[0]) : Status::failure(parsed.error);
+    if (!st.ok()) {
+      std::fprintf(stderr, "error: %s\n", st.message().c_str());
+      return false;
+    }
+    shapes->push_back(parsed.shapes[0]);
+  }
+  if (shapes->empty()) *shapes = defaults;
+  return true;
 }
 
 int tool_main(const std::function<int()>& body) {

@@ -101,4 +101,10 @@ class Lab {
 // other failure exits 1 with it.
 int tool_main(const std::function<int()>& body);
 
+// A tool's arguments `[M N K]...`: the shapes they name (each checked against the general
+// contract), or `defaults` when there are none. False, after printing the usage line (`tool` and
+// `defaults` named) or the broken rule to stderr, when they are not such a list.
+bool shape_args(int argc, char** argv, const char* tool, const std::vector<Shape>& defaults,
+                std::vector<Shape>* shapes);
+
 }  // namespace gemm::diag
