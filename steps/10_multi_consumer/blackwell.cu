@@ -380,20 +380,20 @@ __device__ __forceinline__ void sum_partials(const SplitScratch& scratch, const 
 __device__ __forceinline__ bool reduce_split(SharedStorage& smem, uint32_t* ticket, const WorkItem& item, int consumer,
                                              int t, uint32_t barrier) {
   bool last = false;  // this part took the last ticket
-  // BEGIN SOLUTION step10: fence (release), sync the warpgroup, let thread 0 take a ticket (atomic_add_gpu) into smem.ticket[consumer], sync again; the part whose ticket is parts - 1 is the last: it fences (acquire) and resets the ticket to 0.
-  // Release: this thread's stores are visible GPU-wide before thread 0's ticket below (the named
-  // barrier orders every thread's fence before the ticket).
-  fence_acq_rel_gpu();
+  // BEGIN SOLUTION step10: sync the warpgroup; thread 0 fences (release), takes a ticket (atomic_add_gpu) into smem.ticket[consumer], fences (acquire); sync again; the part whose ticket is parts - 1 is the last: its thread 0 resets the ticket to 0.
+  // The named barrier orders every thread's stores before thread 0's release fence, which makes
+  // them visible GPU-wide before its ticket (fences are cumulative); thread 0's acquire fence after
+  // its ticket orders every part's stores, released before their tickets, before the second
+  // barrier and so before any thread's loads (sum_partials) in the last part.
   named_barrier_sync(barrier, kEpilogueThreads);
-  if (t == 0) smem.ticket[consumer] = atomic_add_gpu(ticket, 1);
+  if (t == 0) {
+    fence_acq_rel_gpu();
+    smem.ticket[consumer] = atomic_add_gpu(ticket, 1);
+    fence_acq_rel_gpu();
+  }
   named_barrier_sync(barrier, kEpilogueThreads);
   last = smem.ticket[consumer] == static_cast<uint32_t>(item.parts - 1);
-  if (last) {
-    // Acquire: the last ticket was taken after every part had stored its sum, so ordinary loads
-    // after this fence (sum_partials) see them all.
-    fence_acq_rel_gpu();
-    if (t == 0) *ticket = 0;  // every part has taken its ticket: zero again for the next launch
-  }
+  if (last && t == 0) *ticket = 0;  // every part has taken its ticket: zero again for the next launch
   // END SOLUTION step10
   return last;
 }
@@ -473,8 +473,8 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap*
       for (int c = 0; c < kStoreCols / kLdColumns; ++c) tmem_fence_operands(v[c]);  // ... and not read before it
       // Every box's completed tcgen05.ld are ordered before the thread synchronisations that follow
       // (the PTX pattern for tcgen05 work on either side of one): the named barriers of store_box
-      // hand them on to the warpgroup's next tcgen05.ld, the arrive after the last box to the MMA
-      // warp.
+      // (when the box is stored now) hand them on to the warpgroup's next tcgen05.ld, the arrive
+      // after the last box to the MMA warp.
       tcgen05_fence_before_thread_sync();
       if (b == kStoreBoxes - 1) {
         // BEGIN SOLUTION step10: after the row's last tcgen05.ld (completed, and fenced just above), release accumulator `consumer` on the LEADER's ld2mma[consumer]: every thread of this warpgroup, in both CTAs, arrives there (mbarrier_arrive_cluster to rank 0).

@@ -297,24 +297,27 @@ __device__ __forceinline__ bool reduce_split(SharedStorage& smem, float (&acc)[k
            (((item.split * item.parts + part) * kClusterM + rank) * kConsumers + c) * kPartialFloat4s;
   };
   uint32_t* ticket = scratch.tickets + (item.split * kClusterM + rank) * kConsumers + c;
-  // BEGIN SOLUTION step10: store acc to slot(item.part) (registers 4i .. 4i + 3 at [i * kWarpgroupSize + t]), fence (release), sync the warpgroup, let thread 0 take a ticket (atomic_add_gpu) into smem.ticket[c], sync again; all but the last part return false; the last fences (acquire), sums slots 0 .. parts - 1 in order into acc (as float2 halves) and resets the ticket to 0 (then it returns true).
+  // BEGIN SOLUTION step10: store acc to slot(item.part) (registers 4i .. 4i + 3 at [i * kWarpgroupSize + t]), sync the warpgroup; thread 0 fences (release), takes a ticket (atomic_add_gpu) into smem.ticket[c], fences (acquire); sync again; all but the last part return false; the last sums slots 0 .. parts - 1 in order into acc (as float2 halves) and resets the ticket to 0 (then it returns true).
   float4* mine = slot(item.part);
 #pragma unroll
   for (int i = 0; i < kConsumerHalves * kAccRegs / 4; ++i) {
     const float* a = &acc[4 * i / kAccRegs][4 * i % kAccRegs];
     mine[i * kWarpgroupSize + t] = make_float4(a[0], a[1], a[2], a[3]);
   }
-  // Release: this thread's stores are visible GPU-wide before thread 0's ticket below (the named
-  // barrier orders every thread's fence before the ticket).
-  fence_acq_rel_gpu();
+  // The named barrier orders every thread's stores before thread 0's release fence, which makes
+  // them visible GPU-wide before its ticket (fences are cumulative); thread 0's acquire fence after
+  // its ticket orders every part's stores, released before their tickets, before the second barrier
+  // and so before any thread's loads below in the last part.
   named_barrier_sync(bar, kWarpgroupSize);
-  if (t == 0) smem.ticket[c] = atomic_add_gpu(ticket, 1);
+  if (t == 0) {
+    fence_acq_rel_gpu();
+    smem.ticket[c] = atomic_add_gpu(ticket, 1);
+    fence_acq_rel_gpu();
+  }
   named_barrier_sync(bar, kWarpgroupSize);
   if (smem.ticket[c] != static_cast<uint32_t>(item.parts - 1)) return false;
-  // Acquire: the last ticket was taken after every part had stored its sum, so ordinary loads after
-  // this fence see them all. Loaded as float2 halves: a float4 must land in an aligned register
-  // quad, which the accumulators need not be (ptxas would spill to make one).
-  fence_acq_rel_gpu();
+  // Loaded as float2 halves: a float4 must land in an aligned register quad, which the accumulators
+  // need not be (ptxas would spill to make one).
   for (int part = 0; part < item.parts; ++part) {
     const float2* halves = reinterpret_cast<const float2*>(slot(part));
     if (part == 0) {
@@ -342,10 +345,12 @@ __device__ __forceinline__ bool reduce_split(SharedStorage& smem, float (&acc)[k
 
 // A consumer warpgroup (`c` = 0 or 1). For each of this cluster's work items, in the producer's
 // order: the main loop over its rows of this CTA's tile (the item's K slices), then their epilogue,
-// skipped for a phantom tile past M (its slices were still consumed and released: the peer's ring
-// depends on it) and for a part of a split tile that is not the last to finish.
+// skipped where the rows all lie past M (a phantom tile, or the second consumer's half of the last
+// tile row: its slices were still consumed and released, as the peer's ring depends on it; every
+// part of a split tile skips alike) and for a part of a split tile that is not the last to finish.
 __device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap* map_d, const TileScheduler& sched,
-                                         const SplitK& split, const SplitScratch& scratch, int64_t N, int c) {
+                                         const SplitK& split, const SplitScratch& scratch, int64_t M, int64_t N,
+                                         int c) {
   const int t = static_cast<int>(threadIdx.x) % kWarpgroupSize;
   const uint32_t rank = cluster_ctarank();
   PipelineState<kStages> read;           // the stage this consumer multiplies next, across tiles
@@ -353,11 +358,12 @@ __device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap*
   for (WorkCursor cursor = split.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
     const WorkItem item = split.item(cursor.unit);
     const Tile tile = sched.tile(item.unit, static_cast<int>(rank));
-    // BEGIN SOLUTION step10: consumer c owns rows c * kConsumerRows .. + kConsumerRows - 1 of the tile: run mma_tile on them over the item's K slices, then (for a valid tile, and for a split item only if reduce_split says this part is the last) the epilogue at row tile.m * kTileM + c * kConsumerRows.
+    // BEGIN SOLUTION step10: consumer c owns rows m0 = tile.m * kTileM + c * kConsumerRows .. + kConsumerRows - 1 of the tile: run mma_tile on them over the item's K slices, then (for a valid tile with m0 < M, and for a split item only if reduce_split says this part is the last) the epilogue at row m0.
     mma_tile(smem, read, acc, c * kConsumerRows, item.k_end - item.k_begin);
-    if (!tile.valid) continue;
+    const int64_t m0 = tile.m * kTileM + c * kConsumerRows;
+    if (!tile.valid || m0 >= M) continue;
     if (item.parts > 1 && !reduce_split(smem, acc, scratch, item, rank, c, t)) continue;
-    epilogue(smem, acc, map_d, tile.m * kTileM + c * kConsumerRows, tile.n * kTileN, N, c, t);
+    epilogue(smem, acc, map_d, m0, tile.n * kTileN, N, c, t);
     // END SOLUTION step10
   }
   // The CTA's shared memory is released when it exits: the last store must have read it first.
@@ -396,7 +402,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     if (warp_id() == 0 && elect_one_sync()) producer(smem, &map_a, &map_b, sched, split);
   } else {
     setmaxnreg_inc<kConsumerRegs>();
-    consumer(smem, &map_d, sched, split, scratch, N, warpgroup_id() - kFirstConsumerWarpgroup);
+    consumer(smem, &map_d, sched, split, scratch, M, N, warpgroup_id() - kFirstConsumerWarpgroup);
   }
   // END SOLUTION step10
 
