@@ -110,10 +110,10 @@ constexpr int kGroupM = 16;
 // Splitting the last wave: each part gets at least kMinSplitSlices K slices, at most kMaxSplits
 // parts. A split costs each part a 64 KB store per consumer, a GPU-wide fence and a ticket, and the
 // last part the loads of every part's sum: about as long as several K slices of math, so a part
-// must save more slices than that (README.md: 1024^3, two parts of 8 slices, is slower unsplit).
+// must save more slices than that (NOTES.md: at 1024^3, two parts of 8 slices are slower than none).
 constexpr int kMinSplitSlices = 12;
 #if defined(GEMM_STEP10_MAX_SPLITS)
-constexpr int kMaxSplits = GEMM_STEP10_MAX_SPLITS;  // 1: no split (README.md measures both)
+constexpr int kMaxSplits = GEMM_STEP10_MAX_SPLITS;  // 1: no split (NOTES.md measures both)
 #else
 constexpr int kMaxSplits = 16;
 #endif
