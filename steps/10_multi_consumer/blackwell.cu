@@ -119,7 +119,7 @@ constexpr int kGroupM = 8;
 // Splitting the last wave: each part gets at least kMinSplitSlices K slices, at most kMaxSplits
 // parts. A split costs each part a 128 KB store per epilogue warpgroup, a GPU-wide fence and a
 // ticket, and the last part the loads of every part's sum: a part must save more slices than that.
-// The hopper track's value, measured on an H100 (its README); not measured on a B200.
+// The hopper track's value, measured on an H100 (its NOTES.md); not measured on a B200.
 constexpr int kMinSplitSlices = 12;
 #if defined(GEMM_STEP10_MAX_SPLITS)
 constexpr int kMaxSplits = GEMM_STEP10_MAX_SPLITS;  // 1: no split
