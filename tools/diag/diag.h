@@ -37,6 +37,9 @@ const StepInfo& step03_info();
 const StepInfo& step04_info();
 const StepInfo& step05_info();
 const StepInfo& step06_info();
+const StepInfo& step07_info();
+const StepInfo& step08_info();
+const StepInfo& step09_info();
 const StepInfo& step10_info();
 }  // namespace gemm
 
