@@ -92,12 +92,13 @@ static_assert(kProducerRegs + kConsumers * kConsumerRegs == (1 + kConsumers) * 1
 // Named barriers of the two consumers' epilogues: ids 1 and 2 (0 is __syncthreads).
 constexpr uint32_t kFirstEpilogueBarrier = 1;
 // The output tile is stored as boxes of kConsumerRows rows x 64 columns (a SW128 box row is at most
-// 128 bytes). A consumer's staging buffer holds kStagingBoxes of its boxes: 16 KB, so that a fourth
-// stage fits; it stores its rows in kStoreRounds rounds.
+// 128 bytes). A consumer's staging buffer is 16 KB, so that a fourth stage fits: kStagingBoxes slots
+// of one box each, used in turn, so that one box is staged while the TMA store of the box before it
+// still reads its own slot.
 constexpr int kStoreCols = 64;
 constexpr int kStoreBoxes = kTileN / kStoreCols;
 constexpr int kStagingBoxes = 16384 / (kConsumerRows * kStoreCols * 2);
-constexpr int kStoreRounds = kStoreBoxes / kStagingBoxes;
+static_assert(kStoreBoxes % kStagingBoxes == 0, "each tile's first box must find the first slot next in turn");
 // Bytes one K slice brings into a CTA's shared memory: what its `full` expects per phase. That is
 // its own A box plus the WHOLE B tile: one half from its own multicast, one from its peer's.
 constexpr uint32_t kStageBytes = (kTileM + kTileN) * kTileK * sizeof(__half);
@@ -242,30 +243,31 @@ __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kSta
 }
 
 // One consumer warpgroup's epilogue of one tile: its registers -> fp16 -> its staging buffer (SW128
-// boxes) -> TMA store, in kStoreRounds rounds of kStagingBoxes boxes. `c` is the consumer, `t` the
-// thread's index in its warpgroup; (m0, n0) is the origin of the consumer's rows.
+// boxes) -> TMA store, one 64-column box at a time, box b through slot b % kStagingBoxes. `c` is the
+// consumer, `t` the thread's index in its warpgroup; (m0, n0) is the origin of the consumer's rows.
 __device__ __forceinline__ void epilogue(SharedStorage& smem, const float (&acc)[kConsumerHalves][kAccRegs],
                                          const CUtensorMap* map_d, int64_t m0, int64_t n0, int64_t N, int c, int t) {
   const uint32_t bar = kFirstEpilogueBarrier + c;  // this consumer's named barrier: its 128 threads only
 #pragma unroll
-  for (int round = 0; round < kStoreRounds; ++round) {
-    // BEGIN SOLUTION step10: before each round, thread 0 waits for this consumer's previous store to have read the staging buffer (wait_group.read 0), then the consumer's own named barrier (kFirstEpilogueBarrier + c, 128 threads).
-    if (t == 0) tma_store_wait_group_read<0>();
+  for (int box = 0; box < kStoreBoxes; ++box) {
+    const int slot = box % kStagingBoxes;
+    // BEGIN SOLUTION step10: thread 0 waits until the store that last read this slot has read it: wait_group.read kStagingBoxes - 1 leaves only the newer stores, which read the other slots, in flight. Then the consumer's own named barrier (kFirstEpilogueBarrier + c, 128 threads).
+    if (t == 0) tma_store_wait_group_read<kStagingBoxes - 1>();
     named_barrier_sync(bar, kWarpgroupSize);
     // END SOLUTION step10
 
-    // Register i holds column 8 (i / 4) + ...: registers [32 j, 32 j + 32) are the columns of box
-    // j, so a round writes a contiguous range of each 64-row half's registers. Registers i and i+1
-    // are adjacent columns of one row: one 4-byte store, conflict-free in the SW128 layout.
+    // Register i holds column 8 (i / 4) + ...: registers [32 b, 32 b + 32) of each 64-row half are
+    // the columns of box b. Registers i and i+1 are adjacent columns of one row: one 4-byte store,
+    // conflict-free in the SW128 layout.
+    char* staged = reinterpret_cast<char*>(smem.d[c][slot]);
 #pragma unroll
     for (int h = 0; h < kConsumerHalves; ++h) {
 #pragma unroll
-      for (int i = round * kStagingBoxes * 32; i < (round + 1) * kStagingBoxes * 32; i += 2) {
+      for (int i = box * 32; i < (box + 1) * 32; i += 2) {
         const int row = h * kWgmmaM + wgmma_acc_row(t, i);
-        const int col = wgmma_acc_col(t, i) - round * kStagingBoxes * kStoreCols;  // inside this round
-        char* box = reinterpret_cast<char*>(smem.d[c][col / kStoreCols]);
-        const uint32_t offset = sw128_offset(row, (col % kStoreCols) / 8) + (col % 8) * sizeof(__half);
-        *reinterpret_cast<__half2*>(box + offset) = __floats2half2_rn(acc[h][i], acc[h][i + 1]);
+        const int col = wgmma_acc_col(t, i) - box * kStoreCols;  // inside this box
+        const uint32_t offset = sw128_offset(row, col / 8) + (col % 8) * sizeof(__half);
+        *reinterpret_cast<__half2*>(staged + offset) = __floats2half2_rn(acc[h][i], acc[h][i + 1]);
       }
     }
     // TMA reads shared memory through the async proxy; the stores above were generic-proxy stores.
@@ -273,12 +275,9 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const float (&acc)
     named_barrier_sync(bar, kWarpgroupSize);
 
     if (t == 0) {
-#pragma unroll
-      for (int b = 0; b < kStagingBoxes; ++b) {
-        const int64_t col0 = n0 + (round * kStagingBoxes + b) * kStoreCols;
-        if (col0 < N) tma_store_2d(map_d, smem.d[c][b], static_cast<int32_t>(col0), static_cast<int32_t>(m0));
-      }
-      tma_store_commit_group();
+      const int64_t col0 = n0 + box * kStoreCols;
+      if (col0 < N) tma_store_2d(map_d, staged, static_cast<int32_t>(col0), static_cast<int32_t>(m0));
+      tma_store_commit_group();  // one group per box, stored or not: the wait above counts boxes
     }
   }
 }
