@@ -112,12 +112,10 @@ int sweep(int argc, char** argv) {
     const bool aligned = padded_k(s.k) == s.k;
     if (!aligned)
       for (const Config& c : steps) configs.push_back(padded(c));
-    const std::string copy = aligned ? "no copy needed" : "the copy pads K to " + std::to_string(padded_k(s.k));
-    std::printf("\n== M=%lld N=%lld K=%lld (row pitch %lld bytes, %lld mod 128; %s): %d rotating input sets\n",
-                static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k),
-                static_cast<long long>(2 * s.k), static_cast<long long>(2 * s.k % 128), copy.c_str(), lab.set_count(s));
-    if (!lab.check_against_cublas(s, configs)) return kExitFailure;
-    lab.time(s, configs, kWarmup, kRuns);
+    const std::string note =
+        " (row pitch " + std::to_string(2 * s.k) + " bytes, " + std::to_string(2 * s.k % 128) + " mod 128; " +
+        (aligned ? std::string("no copy needed") : "the copy pads K to " + std::to_string(padded_k(s.k))) + ")";
+    if (!lab.check_and_time(s, note, configs, kWarmup, kRuns)) return kExitFailure;
   }
   return kExitMatch;
 }

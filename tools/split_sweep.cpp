@@ -51,13 +51,8 @@ int sweep(int argc, char** argv) {
   for (const std::pair<int, int>& knobs :
        std::vector<std::pair<int, int>>{{4, 16}, {8, 16}, {12, 16}, {16, 16}, {12, 2}, {12, 3}})
     configs.push_back(step10_split(knobs.first, knobs.second));
-  for (const Shape& s : shapes) {
-    std::printf("\n== M=%lld N=%lld K=%lld: %d rotating input sets (L2 %lld MB)\n", static_cast<long long>(s.m),
-                static_cast<long long>(s.n), static_cast<long long>(s.k), lab.set_count(s),
-                static_cast<long long>(lab.device().l2_bytes >> 20));
-    if (!lab.check_against_cublas(s, configs)) return kExitFailure;
-    lab.time(s, configs, kWarmup, kRuns);
-  }
+  for (const Shape& s : shapes)
+    if (!lab.check_and_time(s, "", configs, kWarmup, kRuns)) return kExitFailure;
   return kExitMatch;
 }
 

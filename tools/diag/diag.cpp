@@ -95,6 +95,16 @@ int Lab::set_count(const Shape& shape) const {
   return rotating_set_count(rotating_set_bytes(shape), device_.l2_bytes, free_bytes / 2);
 }
 
+bool Lab::check_and_time(const Shape& shape, const std::string& note, const std::vector<Config>& configs, int warmup,
+                         int rounds) {
+  std::printf("\n== M=%lld N=%lld K=%lld%s: %d rotating input sets (L2 %lld MB)\n", static_cast<long long>(shape.m),
+              static_cast<long long>(shape.n), static_cast<long long>(shape.k), note.c_str(), set_count(shape),
+              static_cast<long long>(device_.l2_bytes >> 20));
+  if (!check_against_cublas(shape, configs)) return false;
+  time(shape, configs, warmup, rounds);
+  return true;
+}
+
 void Lab::time(const Shape& shape, const std::vector<Config>& configs, int warmup, int rounds, int sets) {
   const RotatingOperands in(*backend_, shape, /*seed=*/1, InputMode::float_uniform, sets > 0 ? sets : set_count(shape));
   const cudaStream_t stream = backend_->stream();

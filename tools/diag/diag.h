@@ -94,6 +94,12 @@ class Lab {
   // The rotating set count time() uses for `shape`.
   int set_count(const Shape& shape) const;
 
+  // A sweep's step for one shape: a header line ("== M=.. N=.. K=..", then `note`, the rotating set
+  // count and the L2), then check_against_cublas and, if every configuration matched, time. False at
+  // the first mismatch.
+  bool check_and_time(const Shape& shape, const std::string& note, const std::vector<Config>& configs, int warmup,
+                      int rounds);
+
  private:
   DeviceInfo device_;
   std::unique_ptr<Backend> backend_;
