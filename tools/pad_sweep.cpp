@@ -20,7 +20,6 @@
 #include <vector>
 
 #include "common/launch.cuh"  // cuda_failure
-#include "harness/check.h"
 #include "harness/driver.h"  // the exit codes
 #include "tools/diag/diag.h"
 
