@@ -214,3 +214,11 @@ foreach(step 09 10)
     WITH [=[mbarrier_arrive_cluster(&smem.empty[s], cluster_ctarank()); /* variant: the peer is never told */]=]
     EXPECT "^emulator: deadlock: .*CTA \\([01],0,0\\) \\[cluster rank [01]\\] warp 0 lane [0-9]+, role producer, at @FILE@:@LINE_OF:mbarrier_wait(&smem.empty@: mbarrier\\.try_wait\\.parity on mbarrier 'empty' stage 0 .*${got} of ${count} arrivals.* diagnosis: mbarrier 'empty' stage 0 \\(shared 0x[0-9a-f]+\\) of CTA \\([01],0,0\\) \\[cluster rank [01]\\] got ${got} of its ${count} arrivals this phase")
 endforeach()
+# --- Step 10: a staging slot reused before its TMA store has read it -----------------------------
+# Each consumer stages box b in slot b % 2 and waits, before staging, until the store two boxes back
+# has read the slot. Without that wait the stmatrix stores overwrite a slot a TMA store may still be
+# reading: the writers are not ordered after the wait_group.read that observes that store's read.
+gemm_add_step_variant(step10_hopper_staging_slot_reused STEP 10 TRACK hopper
+  REPLACE [=[if (t == 0) tma_store_wait_group_read<kStagingBoxes - 1>();]=]
+  WITH [=[/* variant: the slot's previous store is not waited for */]=]
+  EXPECT [=[^emulator: shared memory overwritten while an asynchronous operation reads it: @FILE@:@LINE_OF:stmatrix_x4(@: .*role consumer\) \(found at its stmatrix at @FILE@:@LINE_OF:stmatrix_x4(@\), while the TMA store group committed at @FILE@:@LINE_OF:tma_store_commit_group()@ by thread (128|256) still reads it]=])
