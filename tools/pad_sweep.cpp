@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "common/launch.cuh"  // cuda_failure
-#include "harness/driver.h"  // the exit codes
+#include "harness/driver.h"   // the exit codes
 #include "tools/diag/diag.h"
 
 namespace {
