@@ -893,36 +893,6 @@ uint32_t shfl_broadcast(uint32_t value, int src_lane, SourceLoc loc) {
   return static_cast<uint32_t>(f->cresult);
 }
 
-// stmatrix.sync.aligned.m8n8.x4.shared.b16: lane 8 j + r gives the address of row r of matrix j;
-// word w of that row is register j of lane 4 r + w. The last lane to arrive stores all 512 bytes
-// (after the members' clocks are joined), so they count as that lane's ordinary stores: every lane
-// must still fence them (fence.proxy.async) before TMA or an MMA reads them.
-void stmatrix_x4(uint32_t row_addr, const uint32_t (&regs)[4], SourceLoc loc) {
-  Fiber* f = enter(loc, "stmatrix");
-  f->carg[0] = row_addr;
-  f->carg[1] = (static_cast<uint64_t>(regs[1]) << 32) | regs[0];
-  f->carg[2] = (static_cast<uint64_t>(regs[3]) << 32) | regs[2];
-  Wait w;
-  w.what = "stmatrix";
-  collective(f->cta->warp_coll[f->warp], warp_members(f), "stmatrix", w, [](std::vector<Fiber*>& all) {
-    if (all.size() != 32) fail("stmatrix", "the whole warp must execute it (.sync.aligned)");
-    Cta& c = *all.front()->cta;
-    for (int j = 0; j < 4; ++j)
-      for (int r = 0; r < 8; ++r) {
-        const uint32_t addr = static_cast<uint32_t>(all[8 * j + r]->carg[0]);
-        if (addr % 16 != 0)
-          fail("stmatrix",
-               "row address " + hex(addr) + " of lane " + std::to_string(8 * j + r) + " is not 16-byte aligned");
-        const uint32_t off = addr_offset(c, addr, 16, "stmatrix");
-        for (int word = 0; word < 4; ++word) {
-          const uint64_t pair = all[4 * r + word]->carg[1 + j / 2];
-          const uint32_t value = static_cast<uint32_t>(j % 2 == 0 ? pair : pair >> 32);
-          std::memcpy(c.smem + off + 4 * word, &value, 4);
-        }
-      }
-  });
-}
-
 // ---------------------------------------------------------------------------------------------
 // Clusters.
 // ---------------------------------------------------------------------------------------------
@@ -1527,10 +1497,6 @@ uint32_t atomic_add_gpu(uint32_t* counter, uint32_t value, SourceLoc loc) {
 void warp_sync(SourceLoc loc) { emu::warp_sync(loc); }
 uint32_t shfl_broadcast(uint32_t value, int src_lane, SourceLoc loc) {
   return emu::shfl_broadcast(value, src_lane, loc);
-}
-void stmatrix_x4(uint32_t row_addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3, SourceLoc loc) {
-  const uint32_t regs[4] = {r0, r1, r2, r3};
-  emu::stmatrix_x4(row_addr, regs, loc);
 }
 uint32_t cluster_ctarank() { return emu::cluster_ctarank(); }
 uint32_t cluster_nctarank() { return emu::cluster_nctarank(); }

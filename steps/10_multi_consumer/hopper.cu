@@ -27,8 +27,6 @@
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
-#include <cstring>  // std::memcpy
-
 #include "common/cluster.cuh"
 #include "common/device.cuh"
 #include "common/fence.cuh"
@@ -44,7 +42,6 @@
 #include "common/scheduler.cuh"
 #include "common/scratch.h"
 #include "common/smem.cuh"
-#include "common/stmatrix.cuh"
 #include "common/swizzle.cuh"
 #include "common/tensor_map.h"
 #include "common/tma.cuh"
@@ -245,15 +242,6 @@ __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kSta
   // END SOLUTION step08
 }
 
-// Two fp32 accumulators rounded to fp16 and packed into one register, `lo` in the low half (the
-// lower column, as D stores them).
-__device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
-  const __half2 v = __floats2half2_rn(lo, hi);
-  uint32_t bits;
-  std::memcpy(&bits, &v, sizeof bits);
-  return bits;
-}
-
 // One consumer warpgroup's epilogue of one tile: its registers -> fp16 -> its staging buffer (SW128
 // boxes) -> TMA store, one 64-column box at a time, box b through slot b % kStagingBoxes. `c` is the
 // consumer, `t` the thread's index in its warpgroup; (m0, n0) is the origin of the consumer's rows.
@@ -268,23 +256,18 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const float (&acc)
     named_barrier_sync(bar, kWarpgroupSize);
     // END SOLUTION step10
 
-    // Registers [32 b, 32 b + 32) of each 64-row half are the columns of box b; registers 4 g .. 4 g + 3
-    // of a warp are two 8x8 matrices, its rows 0-7 and 8-15 of the box's 8 columns g (one 16-byte
-    // chunk), each thread holding two adjacent elements of one row: the fragment stmatrix stores. So
-    // one stmatrix.x4 stores chunks g and g + 1 of the warp's 16 rows, each lane giving the address of
-    // one row of one of the four matrices (SW128: conflict-free, the 8 rows of a chunk in 8 banks).
+    // Register i holds column 8 (i / 4) + ...: registers [32 b, 32 b + 32) of each 64-row half are
+    // the columns of box b. Registers i and i+1 are adjacent columns of one row: one 4-byte store,
+    // conflict-free in the SW128 layout.
     char* staged = reinterpret_cast<char*>(smem.d[c][slot]);
-    const int lane = lane_id();
-    const int matrix =
-        lane / 8;  // the matrix whose row this lane addresses: rows 8 (matrix % 2) on, chunk g + matrix / 2
 #pragma unroll
     for (int h = 0; h < kConsumerHalves; ++h) {
-      const int row = h * kWgmmaM + 16 * (t / kWarpSize) + 8 * (matrix % 2) + lane % 8;
 #pragma unroll
-      for (int g = 0; g < kStoreCols / 8; g += 2) {
-        const float* a = &acc[h][box * 32 + 4 * g];
-        stmatrix_x4(smem_addr(staged + sw128_offset(row, g + matrix / 2)), pack_half2(a[0], a[1]),
-                    pack_half2(a[2], a[3]), pack_half2(a[4], a[5]), pack_half2(a[6], a[7]));
+      for (int i = box * 32; i < (box + 1) * 32; i += 2) {
+        const int row = h * kWgmmaM + wgmma_acc_row(t, i);
+        const int col = wgmma_acc_col(t, i) - box * kStoreCols;  // inside this box
+        const uint32_t offset = sw128_offset(row, col / 8) + (col % 8) * sizeof(__half);
+        *reinterpret_cast<__half2*>(staged + offset) = __floats2half2_rn(acc[h][i], acc[h][i + 1]);
       }
     }
     // TMA reads shared memory through the async proxy; the stores above were generic-proxy stores.

@@ -13,7 +13,6 @@
 #include "common/mbarrier.cuh"
 #include "common/named_barrier.cuh"
 #include "common/smem.cuh"
-#include "common/stmatrix.cuh"
 #include "common/swizzle.cuh"
 #include "common/tensor_map.h"
 #include "common/tma.cuh"
@@ -274,21 +273,6 @@ __global__ void collectives_kernel(uint32_t* out) {
   cluster_sync();
 }
 
-struct StmatrixStorage {
-  alignas(16) uint32_t words[128];
-};
-
-__global__ void stmatrix_kernel(uint32_t* out) {
-  StmatrixStorage& s = dynamic_smem<StmatrixStorage>();
-  const uint32_t lane = static_cast<uint32_t>(lane_id());
-  uint32_t regs[4];
-  for (uint32_t j = 0; j < 4; ++j) regs[j] = ((j << 8 | lane) + 0x4000) << 16 | (j << 8 | lane);
-  const uint32_t j = lane / 8, r = lane % 8;
-  stmatrix_x4(smem_addr(&s.words[4 * (4 * r + 3 - j)]), regs[0], regs[1], regs[2], regs[3]);
-  warp_sync();
-  for (int w = static_cast<int>(lane); w < 128; w += 32) out[w] = s.words[w];
-}
-
 }  // namespace
 
 Status tmem_ld_case(uint32_t* out) {
@@ -364,13 +348,6 @@ Status collectives_case(uint32_t* out) {
   cfg.block = dim3(256);
   cfg.smem_bytes = smem_bytes<CollStorage>();
   return launch(collectives_kernel, cfg, out);
-}
-
-Status stmatrix_case(uint32_t* out) {
-  LaunchConfig cfg;
-  cfg.block = dim3(32);
-  cfg.smem_bytes = smem_bytes<StmatrixStorage>();
-  return launch(stmatrix_kernel, cfg, out);
 }
 
 }  // namespace gemm::emu_cases

@@ -47,9 +47,4 @@ Status extra_arrival_case();
 // thread t ^ 1 wrote before a named barrier of its warpgroup, and the rank bits of mapa(rank ^ 1).
 Status collectives_case(uint32_t* out);
 
-// One warp, stmatrix.x4: lane l's register j holds (j << 8 | l) in its low and (j << 8 | l) + 0x4000 in
-// its high half; lane 8 j + r gives row r of matrix j the address of 16-byte row (4 r + 3 - j) of a
-// 512-byte buffer (rows of the four matrices interleaved, in reverse). out: the buffer, as words.
-Status stmatrix_case(uint32_t* out);
-
 }  // namespace gemm::emu_cases

@@ -216,9 +216,9 @@ foreach(step 09 10)
 endforeach()
 # --- Step 10: a staging slot reused before its TMA store has read it -----------------------------
 # Each consumer stages box b in slot b % 2 and waits, before staging, until the store two boxes back
-# has read the slot. Without that wait the stmatrix stores overwrite a slot a TMA store may still be
+# has read the slot. Without that wait the staging stores overwrite a slot a TMA store may still be
 # reading: the writers are not ordered after the wait_group.read that observes that store's read.
 gemm_add_step_variant(step10_hopper_staging_slot_reused STEP 10 TRACK hopper
   REPLACE [=[if (t == 0) tma_store_wait_group_read<kStagingBoxes - 1>();]=]
   WITH [=[/* variant: the slot's previous store is not waited for */]=]
-  EXPECT [=[^emulator: shared memory overwritten while an asynchronous operation reads it: @FILE@:@LINE_OF:stmatrix_x4(@: .*role consumer\) \(found at its stmatrix at @FILE@:@LINE_OF:stmatrix_x4(@\), while the TMA store group committed at @FILE@:@LINE_OF:tma_store_commit_group()@ by thread (128|256) still reads it]=])
+  EXPECT [=[^emulator: shared memory overwritten while an asynchronous operation reads it: @FILE@:@LINE_OF:fence_proxy_async_shared();@: .*role consumer\) \(found at its fence\.proxy\.async\.shared::cta at @FILE@:@LINE_OF:fence_proxy_async_shared();@\), while the TMA store group committed at @FILE@:@LINE_OF:tma_store_commit_group()@ by thread (128|256) still reads it]=])

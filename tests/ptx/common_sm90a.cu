@@ -5,7 +5,7 @@
 //
 // Covered: common/tma.cuh (all but the sm_100 cta_group::2 load: tests/ptx/tma_sm100a.cu),
 // common/mbarrier.cuh, common/cluster.cuh, common/fence.cuh, common/warp.cuh,
-// common/named_barrier.cuh, common/smem.cuh, common/stmatrix.cuh, common/hopper/wgmma.cuh (N = 128 and 256, fence,
+// common/named_barrier.cuh, common/smem.cuh, common/hopper/wgmma.cuh (N = 128 and 256, fence,
 // commit, wait), common/hopper/wgmma_desc.cuh, common/hopper/setmaxnreg.cuh.
 #include <cuda.h>
 #include <cuda_fp16.h>
@@ -22,7 +22,6 @@
 #include "common/pipeline.cuh"
 #include "common/scheduler.cuh"
 #include "common/smem.cuh"
-#include "common/stmatrix.cuh"
 #include "common/swizzle.cuh"
 #include "common/tma.cuh"
 #include "common/warp.cuh"
@@ -89,8 +88,6 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128, 1)
     tma_store_wait_group<0>();
   }
 
-  // stmatrix: each lane addresses one 16-byte row of the tile.
-  stmatrix_x4(smem_addr(&s.tile[threadIdx.x * 8]), threadIdx.x, rank, 2u * threadIdx.x, 3u);
   const uint32_t peer_full = mapa_shared(smem_addr(&s.full), rank ^ 1u);
   const uint32_t bcast = shfl_broadcast(static_cast<uint32_t>(threadIdx.x) * 3u, 5);
   out[blockIdx.x * 128 + threadIdx.x] = peer_full + bcast + static_cast<uint32_t>(passed) + cluster_nctarank() +
