@@ -119,11 +119,12 @@ int check_and_time(const StepInfo& info, const DriverOptions& opt, const StepTar
 
   const std::unique_ptr<Backend> backend = make_cuda_backend(target.device.device);
   Operands ops(*backend, opt.shape, opt.seed, opt.mode);
-  // cuBLAS is the speed baseline in both modes; with --check-only --exact it is not even created,
-  // so a run under compute-sanitizer launches the step's kernels and the harness's own, nothing else.
+  // cuBLAS is the speed baseline in both modes; with --check-only and --exact or --cpu-check it
+  // is not even created, so a run under compute-sanitizer launches the step's kernels and the
+  // harness's own, nothing else.
   std::optional<CublasReference> cublas;
   CpuReference cpu;
-  if (!(opt.check_only && opt.mode == InputMode::exact_int)) cublas.emplace(backend->stream());
+  if (!(opt.check_only && (opt.mode == InputMode::exact_int || opt.cpu_reference))) cublas.emplace(backend->stream());
   Reference& reference = cublas ? reference_for(opt.mode, *cublas) : cpu;
 
   const CheckOutcome out = run_and_check(*backend, target.launcher, ops, reference);
@@ -268,6 +269,13 @@ const std::vector<Flag>& flags() {
          p.o.check_only = true;
          return std::string();
        }},
+      {"--cpu-check", "", "", "--cpu-check",
+       "with --check-only: check D against the CPU reference in float mode too, so that\nno cuBLAS handle is "
+       "created (for compute-sanitizer; slow for large shapes)",
+       [](Parsing& p, std::string_view, std::string_view) {
+         p.o.cpu_reference = true;
+         return std::string();
+       }},
       {"--help", "-h", "", "-h, --help", "this text",
        [](Parsing& p, std::string_view, std::string_view) {
          p.o.help = true;
@@ -377,6 +385,8 @@ ParseResult parse_flags(int step, int argc, const char* const* argv) {
     if (!p.shape_given[2]) o.shape.k = e.k;
   }
   if (p.emu_flag && o.device != DeviceKind::emu) return fail("--emu-sms and --emu-seed need --device emu");
+  if (o.cpu_reference && !o.check_only)
+    return fail("--cpu-check needs --check-only (a timed run is compared with cuBLAS)");
   if (o.device == DeviceKind::emu && !o.dump_d.empty() && o.track == TrackRequest::automatic)
     return fail("--dump-d with --device emu needs --track hopper or --track blackwell (one D per file)");
   if (o.mode == InputMode::exact_int && o.shape.k > kExactMaxK && !o.help)

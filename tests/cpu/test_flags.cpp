@@ -63,6 +63,12 @@ TEST(ParseFlags, CheckOnly) {
   EXPECT_EQ(parse_error({"--check-only=1"}), "--check-only takes no value");
 }
 
+TEST(ParseFlags, CpuReferenceNeedsCheckOnly) {
+  EXPECT_FALSE(parse(3, {}).options.cpu_reference);
+  EXPECT_TRUE(parse(3, {"--check-only", "--cpu-check"}).options.cpu_reference);
+  EXPECT_EQ(parse_error({"--cpu-check"}), "--cpu-check needs --check-only (a timed run is compared with cuBLAS)");
+}
+
 TEST(ParseFlags, Help) {
   EXPECT_TRUE(parse(3, {"--help"}).options.help);
   EXPECT_TRUE(parse(3, {"-h"}).options.help);
@@ -124,6 +130,7 @@ TEST(Usage, SynopsisShowsExactlyTheFlagsTheParserTakes) {
                                              "--emu-seed S",
                                              "--dump-d FILE",
                                              "--check-only",
+                                             "--cpu-check",
                                              "--help"};
   EXPECT_EQ(shown, expected);
   std::string labels;  // the left column of the flags' help lines
@@ -132,8 +139,9 @@ TEST(Usage, SynopsisShowsExactlyTheFlagsTheParserTakes) {
     if (line.rfind("  -", 0) == 0) labels += line.substr(0, 15) + "\n";
   for (const std::string& item : shown) {
     const std::string flag = item.substr(0, item.find(' '));
-    // Where every flag is allowed (the emulator's flags need --device emu, --dump-d there a track).
-    std::vector<const char*> args = {"--k", "64", "--device", "emu", "--track", "hopper", flag.c_str()};
+    // Where every flag is allowed (the emulator's flags need --device emu, --dump-d there a track,
+    // --cpu-check --check-only).
+    std::vector<const char*> args = {"--k", "64", "--device", "emu", "--track", "hopper", "--check-only", flag.c_str()};
     std::string value;
     if (item.find(' ') != std::string::npos) {
       value = item.substr(item.find(' ') + 1);
