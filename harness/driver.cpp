@@ -124,7 +124,7 @@ int check_and_time(const StepInfo& info, const DriverOptions& opt, const StepTar
   // harness's own, nothing else.
   std::optional<CublasReference> cublas;
   CpuReference cpu;
-  if (!(opt.check_only && (opt.mode == InputMode::exact_int || opt.cpu_reference))) cublas.emplace(backend->stream());
+  if (!(opt.check_only && (opt.mode == InputMode::exact_int || opt.cpu_check))) cublas.emplace(backend->stream());
   Reference& reference = cublas ? reference_for(opt.mode, *cublas) : cpu;
 
   const CheckOutcome out = run_and_check(*backend, target.launcher, ops, reference);
@@ -273,7 +273,7 @@ const std::vector<Flag>& flags() {
        "with --check-only: check D against the CPU reference in float mode too, so that\nno cuBLAS handle is "
        "created (for compute-sanitizer; slow for large shapes)",
        [](Parsing& p, std::string_view, std::string_view) {
-         p.o.cpu_reference = true;
+         p.o.cpu_check = true;
          return std::string();
        }},
       {"--help", "-h", "", "-h, --help", "this text",
@@ -385,8 +385,7 @@ ParseResult parse_flags(int step, int argc, const char* const* argv) {
     if (!p.shape_given[2]) o.shape.k = e.k;
   }
   if (p.emu_flag && o.device != DeviceKind::emu) return fail("--emu-sms and --emu-seed need --device emu");
-  if (o.cpu_reference && !o.check_only)
-    return fail("--cpu-check needs --check-only (a timed run is compared with cuBLAS)");
+  if (o.cpu_check && !o.check_only) return fail("--cpu-check needs --check-only (a timed run is compared with cuBLAS)");
   if (o.device == DeviceKind::emu && !o.dump_d.empty() && o.track == TrackRequest::automatic)
     return fail("--dump-d with --device emu needs --track hopper or --track blackwell (one D per file)");
   if (o.mode == InputMode::exact_int && o.shape.k > kExactMaxK && !o.help)

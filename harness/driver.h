@@ -42,7 +42,7 @@ struct DriverOptions {
   bool emu_seed_given = false;  // ... or a fresh one, printed for replay
   std::string dump_d;           // write D (M x N fp16, row-major, raw) to this file
   bool check_only = false;      // check D and stop: no timing (and, with --exact, no cuBLAS at all)
-  bool cpu_reference = false;   // float mode checked against the CPU reference too: no cuBLAS (needs check_only)
+  bool cpu_check = false;       // float mode checked against the CPU reference too: no cuBLAS (needs check_only)
 };
 
 struct ParseResult {

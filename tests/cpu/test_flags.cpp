@@ -63,9 +63,9 @@ TEST(ParseFlags, CheckOnly) {
   EXPECT_EQ(parse_error({"--check-only=1"}), "--check-only takes no value");
 }
 
-TEST(ParseFlags, CpuReferenceNeedsCheckOnly) {
-  EXPECT_FALSE(parse(3, {}).options.cpu_reference);
-  EXPECT_TRUE(parse(3, {"--check-only", "--cpu-check"}).options.cpu_reference);
+TEST(ParseFlags, CpuCheckNeedsCheckOnly) {
+  EXPECT_FALSE(parse(3, {}).options.cpu_check);
+  EXPECT_TRUE(parse(3, {"--check-only", "--cpu-check"}).options.cpu_check);
   EXPECT_EQ(parse_error({"--cpu-check"}), "--cpu-check needs --check-only (a timed run is compared with cuBLAS)");
 }
 
