@@ -114,128 +114,82 @@ class TileScheduler {
   int64_t group_clusters_;  // cluster rows per group
 };
 
-// Splitting the last wave along K (step 10), stream-K style. With T work units of K slices for C
-// workers, T / C full waves keep every worker busy, but the R = T % C units left over make a last
-// wave in which C - R workers idle for a whole unit's time: at T / C = 2.18 (3072^3 on 66 clusters
-// of 256x256) a third of the run, at 3.88 (4096^3) 12 % of the last of four waves. SplitK shares
-// the last wave's R x K slices out evenly instead: W = min(C, R K / min_split_slices, R max_splits)
-// workers each take a run of about R K / W consecutive slices, counted unit after unit (unit
-// T - R's slices 0 .. K - 1, then unit T - R + 1's, ...). When W <= R nothing is split. Otherwise
-// a run is shorter than a unit, so it holds at most two items: the end (or a middle) of one unit,
-// then maybe the start of the next. A unit cut by runs is split into parts, one per run that
-// touches it, part 0 holding its first slices; each part computes a partial sum over its slices,
-// and whichever part finishes last adds them up and stores the tile (step 10's epilogue).
+// Splitting the last wave along K (step 10). With T work units for C workers, T / C full waves
+// keep every worker busy, but the R = T % C units left over make a last wave in which C - R workers
+// idle for a whole unit's time: at T / C = 2.18 (3072^3 on 66 clusters of 256x256) a third of the
+// run. SplitK cuts each of those R units along K into S parts, S = min(C / R, k_slices /
+// min_split_slices, max_splits), so that the last wave runs R x S <= C shorter items at once. The
+// S items of a tile each compute a partial sum over their K slices; whichever finishes last adds
+// the partial sums and stores the tile (step 10's epilogue).
 //
-// Items: 0 .. T - R - 1 are the first units whole (item u = unit u, all K slices); T - R is a
-// multiple of C, so the strided walk gives worker c the items c, c + C, ... of the full waves, then
-// T - R + c (its run's first item) and T - R + C + c (its second, if its run crosses into the
-// next unit). Example, 4096^3 in 256x256 cluster tiles on 66 clusters: T = 256, K = 64, R = 58,
-// W = 66 runs of 3712 / 66 = 56.2 slices; worker 1's run is slices [56, 112): unit 198's slices
-// [56, 64) (part 1 of 2) and unit 199's [0, 48) (part 0 of 2).
+// Items: 0 .. T - R - 1 are the first units whole (item u = unit u, all K slices); then R x S split
+// items: item T - R + v is part v % S of unit T - R + v / S, K slices
+// [(v % S) k_slices / S, (v % S + 1) k_slices / S) (the parts differ by at most one slice). The
+// worker walk is the scheduler's: worker c takes items c, c + C, ... With S = 1 (no leftover wave,
+// or too few K slices to split) the items are the units.
 struct WorkItem {
   int64_t unit = 0;     // the work unit (TileScheduler::tile)
   int64_t k_begin = 0;  // first K slice
   int64_t k_end = 0;    // one past the last K slice
   int part = 0;         // 0 .. parts - 1
   int parts = 1;        // 1: the whole K, the tile's only item
-  int64_t split = -1;   // 0 .. split_units - 1: which split unit (its ticket); -1: none
-  int max_parts = 1;    // partial-sum slots per split unit: the most parts any unit has
-
-  // The partial-sum slot of part p of this item's unit.
-  GEMM_HD constexpr int64_t slot(int p) const { return split * max_parts + p; }
+  int64_t split = -1;   // 0 .. split_units - 1: which split unit (a counter and partial-sum slots); -1: none
 };
 
 class SplitK {
  public:
   // num_work units of k_slices K slices each, walked by num_workers workers. max_splits <= 1 turns
-  // splitting off; a run has at least min_split_slices slices (< 1 counts as 1).
+  // splitting off; a part gets at least min_split_slices slices (< 1 counts as 1).
   GEMM_HD constexpr SplitK(int64_t num_work, int64_t num_workers, int64_t k_slices, int64_t min_split_slices,
                            int max_splits)
-      : num_work_(num_work > 0 ? num_work : 0),
-        workers_(num_workers > 0 ? num_workers : 1),
-        k_slices_(k_slices > 0 ? k_slices : 0),
-        whole_(num_work_) {
-    const int64_t leftover = num_work_ % workers_;
-    const int64_t slices = leftover * k_slices_;
-    int64_t runs = workers_;
-    const int64_t by_length = slices / (min_split_slices > 1 ? min_split_slices : 1);
-    if (by_length < runs) runs = by_length;
-    if (leftover * max_splits < runs) runs = leftover * max_splits;
-    if (runs > leftover) {  // more runs than units: each run is shorter than a unit
-      whole_ = num_work_ - leftover;
-      runs_ = runs;
-      slices_ = slices;
-      for (int64_t u = 0; u < leftover; ++u) {
-        const int p = parts_of(u);
-        if (p > max_parts_) max_parts_ = p;
-      }
+      : num_work_(num_work > 0 ? num_work : 0), k_slices_(k_slices > 0 ? k_slices : 0) {
+    const int64_t workers = num_workers > 0 ? num_workers : 1;
+    const int64_t leftover = num_work_ % workers;
+    int64_t parts = 1;
+    if (leftover > 0 && max_splits > 1) {
+      parts = workers / leftover;
+      const int64_t by_k = k_slices_ / (min_split_slices > 1 ? min_split_slices : 1);
+      if (by_k < parts) parts = by_k;
+      if (max_splits < parts) parts = max_splits;
+    }
+    if (parts > 1) {
+      parts_ = static_cast<int>(parts);
+      split_units_ = leftover;
     }
   }
 
-  GEMM_HD constexpr int max_parts() const { return max_parts_; }                     // 1: nothing is split
-  GEMM_HD constexpr int64_t split_units() const { return num_work_ - whole_; }        // R when split, else 0
-  GEMM_HD constexpr int64_t runs() const { return runs_; }                            // W when split, else 0
-  // The workers that get any item: launching more only adds workers that exit at once.
-  GEMM_HD constexpr int64_t busy_workers() const {
-    const int64_t full = whole_ < workers_ ? whole_ : workers_;
-    const int64_t busy = full > runs_ ? full : runs_;
-    return busy > 0 ? busy : 1;
-  }
+  GEMM_HD constexpr int parts() const { return parts_; }                  // S (1: nothing is split)
+  GEMM_HD constexpr int64_t split_units() const { return split_units_; }  // R when split, else 0
+  GEMM_HD constexpr int64_t num_items() const { return num_work_ - split_units_ + split_units_ * parts_; }
 
   GEMM_HD constexpr WorkItem item(int64_t i) const {
     WorkItem w;
-    if (i < whole_) {
+    const int64_t whole = num_work_ - split_units_;
+    if (i < whole) {
       w.unit = i;
       w.k_end = k_slices_;
       return w;
     }
-    const int64_t c = (i - whole_) % workers_;  // the worker whose run this is
-    const int64_t begin = run_begin(c);
-    const int64_t end = run_begin(c + 1);
-    const int64_t boundary = (begin / k_slices_ + 1) * k_slices_;  // the next unit's first slice
-    const bool second = i - whole_ >= workers_;                     // the run's item in that next unit
-    const int64_t first_slice = second ? boundary : begin;
-    const int64_t last_slice = second || end < boundary ? end : boundary;  // one past
-    const int64_t u = first_slice / k_slices_;                             // 0 .. R - 1
-    w.unit = whole_ + u;
-    w.k_begin = first_slice - u * k_slices_;
-    w.k_end = last_slice - u * k_slices_;
-    w.parts = parts_of(u);
-    if (w.parts > 1) {
-      w.part = static_cast<int>(c - run_of(u * k_slices_));
-      w.split = u;
-      w.max_parts = max_parts_;
-    }
+    const int64_t v = i - whole;
+    w.split = v / parts_;
+    w.unit = whole + w.split;
+    w.part = static_cast<int>(v % parts_);
+    w.parts = parts_;
+    w.k_begin = w.part * k_slices_ / parts_;
+    w.k_end = (w.part + 1) * k_slices_ / parts_;
     return w;
   }
 
-  // The items of worker `worker`: its full-wave items, then its run's one or two.
-  GEMM_HD constexpr WorkCursor begin(int64_t worker) const {
-    const int64_t run_items = worker < runs_ ? (crosses_unit(worker) ? 2 : 1) : 0;
-    return strided_walk(worker, workers_, whole_ + (run_items > 0 ? worker + (run_items - 1) * workers_ + 1 : 0));
+  // The items of worker `worker` of `num_workers`: worker, worker + num_workers, ...
+  GEMM_HD constexpr WorkCursor begin(int64_t worker, int64_t num_workers) const {
+    return strided_walk(worker, num_workers, num_items());
   }
 
  private:
-  // First slice of run c (slices counted over the split units, unit after unit).
-  GEMM_HD constexpr int64_t run_begin(int64_t c) const { return c * slices_ / runs_; }
-  // The run that holds slice x: the largest c with run_begin(c) <= x.
-  GEMM_HD constexpr int64_t run_of(int64_t x) const { return ((x + 1) * runs_ - 1) / slices_; }
-  // Whether run c ends in the unit after the one it starts in.
-  GEMM_HD constexpr bool crosses_unit(int64_t c) const {
-    return run_begin(c + 1) > (run_begin(c) / k_slices_ + 1) * k_slices_;
-  }
-  // How many runs touch split unit u.
-  GEMM_HD constexpr int parts_of(int64_t u) const {
-    return static_cast<int>(run_of((u + 1) * k_slices_ - 1) - run_of(u * k_slices_) + 1);
-  }
-
   int64_t num_work_;
-  int64_t workers_;
   int64_t k_slices_;
-  int64_t whole_;      // units run whole: T - R when split, else T
-  int64_t runs_ = 0;   // W, the runs of the last wave (0: no split)
-  int64_t slices_ = 0; // R x K, the slices the runs share
-  int max_parts_ = 1;
+  int parts_ = 1;
+  int64_t split_units_ = 0;
 };
 
 }  // namespace gemm

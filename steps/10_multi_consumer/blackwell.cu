@@ -116,10 +116,9 @@ constexpr uint32_t kLd2mmaArrivals = kCtaGroup * kEpilogueThreads;
 // Tile rows per L2 group of the scheduler: step 9's group of 16 tiles of 128 rows is 8 tiles of
 // 256 rows here, the same rows of A.
 constexpr int kGroupM = 8;
-// Splitting the last wave (SplitK): each cluster's run of it gets at least kMinSplitSlices K slices,
-// and there are at most kMaxSplits runs per leftover tile. A split costs each part a 128 KB store
-// per epilogue warpgroup, a GPU-wide fence and a ticket, and the last part the loads of every part's
-// sum: a run must save more slices than that.
+// Splitting the last wave: each part gets at least kMinSplitSlices K slices, at most kMaxSplits
+// parts. A split costs each part a 128 KB store per epilogue warpgroup, a GPU-wide fence and a
+// ticket, and the last part the loads of every part's sum: a part must save more slices than that.
 // The hopper track's value, measured on an H100 (its NOTES.md); not measured on a B200.
 constexpr int kMinSplitSlices = 12;
 #if defined(GEMM_STEP10_MAX_SPLITS)
@@ -155,8 +154,8 @@ static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b
 static_assert(sizeof(SharedStorage) <= kSmemLimit, "the ring and the staging buffers must fit in shared memory");
 
 // Where the parts of the split tiles meet (SplitK): for split unit u, part p, CTA rank r and
-// epilogue warpgroup (consumer) c, a partial sum at partials + (((u x max_parts + p) x kClusterM + r)
-// x kConsumers + c) x kPartialFloat4s (WorkItem::slot), and a ticket counter at tickets[(u x kClusterM + r) x
+// epilogue warpgroup (consumer) c, a partial sum at partials + (((u x parts + p) x kClusterM + r) x
+// kConsumers + c) x kPartialFloat4s, and a ticket counter at tickets[(u x kClusterM + r) x
 // kConsumers + c]. The tickets are zero before a launch and are left zero after it.
 struct SplitScratch {
   float4* partials = nullptr;
@@ -167,7 +166,7 @@ struct SplitScratch {
 __device__ __forceinline__ float4* split_slot(const SplitScratch& scratch, const WorkItem& item, int part,
                                               uint32_t rank, int consumer) {
   return scratch.partials +
-         ((item.slot(part) * kClusterM + rank) * kConsumers + consumer) * kPartialFloat4s;
+         (((item.split * item.parts + part) * kClusterM + rank) * kConsumers + consumer) * kPartialFloat4s;
 }
 
 // Two fp32 accumulator cells (raw TMEM bits) rounded to fp16 and packed as D stores them: the
@@ -210,8 +209,8 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
                                          const TileScheduler& sched, const SplitK& split) {
   PipelineState<kStages> write;  // the stage the producer fills next, across tiles
   const uint32_t rank = cluster_ctarank();
-  // BEGIN SOLUTION step09: for each of this cluster's work items (split.begin(cluster_id_x())), load K slices item.k_begin .. item.k_end - 1 of this CTA's tile of the item's unit, sched.tile(unit, rank) (origin tile.m * 256, tile.n * 256), with load_slice; a phantom tile past M is loaded too (the pair's MMA reads it, zeros, and the leader expects its bytes).
-  for (WorkCursor cursor = split.begin(cluster_id_x()); cursor.valid(); cursor.advance()) {
+  // BEGIN SOLUTION step09: for each of this cluster's work items (split.begin(cluster_id_x(), cluster_count_x())), load K slices item.k_begin .. item.k_end - 1 of this CTA's tile of the item's unit, sched.tile(unit, rank) (origin tile.m * 256, tile.n * 256), with load_slice; a phantom tile past M is loaded too (the pair's MMA reads it, zeros, and the leader expects its bytes).
+  for (WorkCursor cursor = split.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
     const WorkItem item = split.item(cursor.unit);
     const Tile tile = sched.tile(item.unit, static_cast<int>(rank));
     for (int64_t ks = item.k_begin; ks < item.k_end; ++ks)
@@ -245,7 +244,7 @@ __device__ __forceinline__ void mma(SharedStorage& smem, const SplitK& split, ui
   acc = tmem_acc + static_cast<uint32_t>(consumer) * kTileN;
   a_block = static_cast<uint32_t>(consumer) * kBlockM * kTileK * sizeof(__half);
   // END SOLUTION step10
-  for (WorkCursor cursor = split.begin(cluster_id_x()); cursor.valid(); cursor.advance(), ++local) {
+  for (WorkCursor cursor = split.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance(), ++local) {
     const WorkItem item = split.item(cursor.unit);
     // BEGIN SOLUTION step10: wait on ld2mma[consumer] with parity (local & 1) ^ 1 (the first tile passes at once), then tcgen05.fence::after_thread_sync: the epilogue's reads of this accumulator come before these MMAs overwrite it.
     mbarrier_wait(&smem.ld2mma[consumer], static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"});
@@ -420,7 +419,7 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap*
   barrier = kEpilogueBarrier + static_cast<uint32_t>(consumer);
   // END SOLUTION step10
   int64_t local = 0;  // this cluster's item count
-  for (WorkCursor cursor = split.begin(cluster_id_x()); cursor.valid(); cursor.advance(), ++local) {
+  for (WorkCursor cursor = split.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance(), ++local) {
     const WorkItem item = split.item(cursor.unit);
     int64_t m0 = 0, n0 = 0;  // the block's first row and column
     // False for a block that starts past M (a phantom tile's, or block 1 of a tile that ends in
@@ -582,8 +581,8 @@ __global__ void __launch_bounds__(kThreads)
 
 // The launcher with its knobs exposed: `group_m`, the L2 group size, `clusters`, the grid in
 // clusters (<= 0: every cluster that fits on the GPU at once, the persistent grid), and the split of
-// the last wave: at least `min_split_slices` K slices per run, at most `max_splits` runs per
-// leftover tile (1: no split). run() uses kGroupM, the persistent grid, kMinSplitSlices and kMaxSplits. Every grid and
+// the last wave: at least `min_split_slices` K slices per part, at most `max_splits` parts (1: no
+// split). run() uses kGroupM, the persistent grid, kMinSplitSlices and kMaxSplits. Every grid and
 // split computes the same D (up to the order of a split tile's float additions).
 Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters, int min_split_slices,
                 int max_splits) {
@@ -603,22 +602,22 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters
   cfg.smem_bytes = smem_bytes<SharedStorage>();
   cfg.stream = stream;
   // The persistent grid: the clusters resident at once (one CTA per SM, both CTAs of a cluster in
-  // one GPC); the work is split for that many, and only the clusters that get work are launched.
-  // An explicit `clusters` is taken as it is: with more clusters than items, some find
+  // one GPC); the work is split for that many, and no more clusters are launched than there are
+  // work items. An explicit `clusters` is taken as it is: with more clusters than items, some find
   // no work and just exit (both CTAs alike).
   const bool persistent = clusters <= 0;
   if (persistent)
     if (Status s = resident_clusters(kernel, kThreads, cfg.smem_bytes, kClusterM, &clusters); !s.ok()) return s;
   const SplitK split(sched.num_work(), clusters, k_slices, min_split_slices, max_splits);
-  if (persistent) clusters = static_cast<int>(split.busy_workers());
+  if (persistent && clusters > split.num_items()) clusters = static_cast<int>(split.num_items());
   cfg.grid = dim3(static_cast<unsigned>(clusters * kClusterM));
   // The split tiles' tickets and partial sums, in this stream's scratch (zero tickets, left zero).
   SplitScratch scratch;
-  if (split.max_parts() > 1) {
+  if (split.parts() > 1) {
     const size_t consumers = static_cast<size_t>(split.split_units()) * kClusterM * kConsumers;
     Scratch buffers;
     if (Status s =
-            stream_scratch(stream, consumers, consumers * split.max_parts() * kPartialFloat4s * sizeof(float4), &buffers);
+            stream_scratch(stream, consumers, consumers * split.parts() * kPartialFloat4s * sizeof(float4), &buffers);
         !s.ok())
       return s;
     scratch.partials = static_cast<float4*>(buffers.data);

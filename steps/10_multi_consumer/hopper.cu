@@ -108,11 +108,10 @@ static_assert(kStageBytes == 49152, "A + B of a 128 x 256 tile, 64 wide in K, fp
 constexpr uint32_t kReleaseArrivals = kClusterM * kConsumers * (kWarpgroupSize / kWarpSize);
 // Tile rows per L2 group of the scheduler: step 6's value.
 constexpr int kGroupM = 16;
-// Splitting the last wave (SplitK): each cluster's run of it gets at least kMinSplitSlices K slices,
-// and there are at most kMaxSplits runs per leftover tile. A split costs each part a 64 KB store per
-// consumer, a GPU-wide fence and a ticket, and the last part the loads of the other parts' sums:
-// about as long as several K slices of math, so a run must save more slices than that (NOTES.md: at
-// 1024^3, two parts of 8 slices are slower than none).
+// Splitting the last wave: each part gets at least kMinSplitSlices K slices, at most kMaxSplits
+// parts. A split costs each part a 64 KB store per consumer, a GPU-wide fence and a ticket, and the
+// last part the loads of every part's sum: about as long as several K slices of math, so a part
+// must save more slices than that (NOTES.md: at 1024^3, two parts of 8 slices are slower than none).
 constexpr int kMinSplitSlices = 12;
 #if defined(GEMM_STEP10_MAX_SPLITS)
 constexpr int kMaxSplits = GEMM_STEP10_MAX_SPLITS;  // 1: no split (NOTES.md measures both)
@@ -141,8 +140,8 @@ static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b
 static_assert(sizeof(SharedStorage) <= kSmemLimit, "the ring and the staging buffers must fit in shared memory");
 
 // Where the parts of the split tiles meet (SplitK): for split unit u, part p, CTA rank r and
-// consumer c, a partial sum at partials + (((u x max_parts + p) x kClusterM + r) x kConsumers + c) x
-// kPartialFloat4s (WorkItem::slot), and a ticket counter at tickets[(u x kClusterM + r) x kConsumers + c]. The
+// consumer c, a partial sum at partials + (((u x parts + p) x kClusterM + r) x kConsumers + c) x
+// kPartialFloat4s, and a ticket counter at tickets[(u x kClusterM + r) x kConsumers + c]. The
 // tickets are zero before a launch and are left zero after it.
 struct SplitScratch {
   float4* partials = nullptr;
@@ -176,8 +175,8 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
                                          const TileScheduler& sched, const SplitK& split) {
   PipelineState<kStages> write;  // the stage the producer fills next, across tiles
   const uint32_t rank = cluster_ctarank();
-  // BEGIN SOLUTION step09: for each of this cluster's work items (split.begin(cluster_id_x())), load K slices item.k_begin .. item.k_end - 1 of this CTA's tile of the item's unit, sched.tile(unit, rank), with load_slice (a phantom tile past M is loaded too: the peer expects its half of B).
-  for (WorkCursor cursor = split.begin(cluster_id_x()); cursor.valid(); cursor.advance()) {
+  // BEGIN SOLUTION step09: for each of this cluster's work items (split.begin(cluster_id_x(), cluster_count_x())), load K slices item.k_begin .. item.k_end - 1 of this CTA's tile of the item's unit, sched.tile(unit, rank), with load_slice (a phantom tile past M is loaded too: the peer expects its half of B).
+  for (WorkCursor cursor = split.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
     const WorkItem item = split.item(cursor.unit);
     const Tile tile = sched.tile(item.unit, static_cast<int>(rank));
     for (int64_t ks = item.k_begin; ks < item.k_end; ++ks)
@@ -284,8 +283,8 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const float (&acc)
 }
 
 // One consumer warpgroup's part of a split tile (SplitK): stores its partial sum to its own slot in
-// global memory, then takes a ticket. The part that takes the last ticket (parts - 1) adds up every
-// part's sum into `acc`, in part order (so D does not depend on which part finished last), and
+// global memory, then takes a ticket. The part that takes the last ticket (parts - 1) adds every
+// part's slot into `acc`, in part order (so D does not depend on which part finished last), and
 // returns true: it stores the tile. The others return false. `t` is the thread's index in its
 // warpgroup.
 __device__ __forceinline__ bool reduce_split(SharedStorage& smem, float (&acc)[kConsumerHalves][kAccRegs],
@@ -294,10 +293,10 @@ __device__ __forceinline__ bool reduce_split(SharedStorage& smem, float (&acc)[k
   const uint32_t bar = kFirstEpilogueBarrier + c;
   auto slot = [&](int part) {
     return scratch.partials +
-           ((item.slot(part) * kClusterM + rank) * kConsumers + c) * kPartialFloat4s;
+           (((item.split * item.parts + part) * kClusterM + rank) * kConsumers + c) * kPartialFloat4s;
   };
   uint32_t* ticket = scratch.tickets + (item.split * kClusterM + rank) * kConsumers + c;
-  // BEGIN SOLUTION step10: store acc to slot(item.part) (registers 4i .. 4i + 3 at [i * kWarpgroupSize + t]), sync the warpgroup; thread 0 fences (release), takes a ticket (atomic_add_gpu) into smem.ticket[c], fences (acquire); sync again; all but the last part return false; the last forms p0 + p1 + ... in part order in acc (float2 halves of each slot; part 0 or 1 keeps its own sum in acc and adds the other slots, any later part reloads every slot) and resets the ticket to 0 (then it returns true).
+  // BEGIN SOLUTION step10: store acc to slot(item.part) (registers 4i .. 4i + 3 at [i * kWarpgroupSize + t]), sync the warpgroup; thread 0 fences (release), takes a ticket (atomic_add_gpu) into smem.ticket[c], fences (acquire); sync again; all but the last part return false; the last sums slots 0 .. parts - 1 in order into acc (as float2 halves) and resets the ticket to 0 (then it returns true).
   float4* mine = slot(item.part);
 #pragma unroll
   for (int i = 0; i < kConsumerHalves * kAccRegs / 4; ++i) {
@@ -316,16 +315,11 @@ __device__ __forceinline__ bool reduce_split(SharedStorage& smem, float (&acc)[k
   }
   named_barrier_sync(bar, kWarpgroupSize);
   if (smem.ticket[c] != static_cast<uint32_t>(item.parts - 1)) return false;
-  // The sum is ((p0 + p1) + p2) + ... whichever part is last. If that is part 0 or 1, its own sum
-  // stays in acc and the others are added to it in order: p1 + p0 == p0 + p1 exactly (float
-  // addition commutes), so it saves reloading one slot. A later part reloads every slot.
   // Loaded as float2 halves: a float4 must land in an aligned register quad, which the accumulators
   // need not be (ptxas would spill to make one).
-  const bool keep_own = item.part <= 1;
   for (int part = 0; part < item.parts; ++part) {
-    if (keep_own && part == item.part) continue;
     const float2* halves = reinterpret_cast<const float2*>(slot(part));
-    if (part == 0 && !keep_own) {
+    if (part == 0) {
 #pragma unroll
       for (int i = 0; i < kConsumerHalves * kAccRegs / 2; ++i) {
         const float2 h = halves[(i / 2 * kWarpgroupSize + t) * 2 + i % 2];
@@ -360,7 +354,7 @@ __device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap*
   const uint32_t rank = cluster_ctarank();
   PipelineState<kStages> read;           // the stage this consumer multiplies next, across tiles
   float acc[kConsumerHalves][kAccRegs];  // this consumer's kConsumerRows rows of the tile
-  for (WorkCursor cursor = split.begin(cluster_id_x()); cursor.valid(); cursor.advance()) {
+  for (WorkCursor cursor = split.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
     const WorkItem item = split.item(cursor.unit);
     const Tile tile = sched.tile(item.unit, static_cast<int>(rank));
     // BEGIN SOLUTION step10: consumer c owns rows m0 = tile.m * kTileM + c * kConsumerRows .. + kConsumerRows - 1 of the tile: run mma_tile on them over the item's K slices, then (for a valid tile with m0 < M, and for a split item only if reduce_split says this part is the last) the epilogue at row m0.
@@ -419,8 +413,8 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
 
 // The launcher with its knobs exposed: `group_m`, the L2 group size, `clusters`, the grid in
 // clusters (<= 0: every cluster that fits on the GPU at once, the persistent grid), and the split of
-// the last wave: at least `min_split_slices` K slices per run, at most `max_splits` runs per
-// leftover tile (1: no split). run() uses kGroupM, the persistent grid, kMinSplitSlices and kMaxSplits. Every grid and
+// the last wave: at least `min_split_slices` K slices per part, at most `max_splits` parts (1: no
+// split). run() uses kGroupM, the persistent grid, kMinSplitSlices and kMaxSplits. Every grid and
 // split computes the same D (up to the order of a split tile's float additions).
 Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters, int min_split_slices,
                 int max_splits) {
@@ -440,22 +434,22 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters
   cfg.smem_bytes = smem_bytes<SharedStorage>();
   cfg.stream = stream;
   // The persistent grid: the clusters resident at once (one CTA per SM, both CTAs of a cluster in
-  // one GPC); the work is split for that many, and only the clusters that get work are launched.
-  // An explicit `clusters` is taken as it is: with more clusters than items, some find
+  // one GPC); the work is split for that many, and no more clusters are launched than there are
+  // work items. An explicit `clusters` is taken as it is: with more clusters than items, some find
   // no work and just exit (both CTAs alike).
   const bool persistent = clusters <= 0;
   if (persistent)
     if (Status s = resident_clusters(kernel, kThreads, cfg.smem_bytes, kClusterM, &clusters); !s.ok()) return s;
   const SplitK split(sched.num_work(), clusters, k_slices, min_split_slices, max_splits);
-  if (persistent) clusters = static_cast<int>(split.busy_workers());
+  if (persistent && clusters > split.num_items()) clusters = static_cast<int>(split.num_items());
   cfg.grid = dim3(static_cast<unsigned>(clusters * kClusterM));
   // The split tiles' tickets and partial sums, in this stream's scratch (zero tickets, left zero).
   SplitScratch scratch;
-  if (split.max_parts() > 1) {
+  if (split.parts() > 1) {
     const size_t consumers = static_cast<size_t>(split.split_units()) * kClusterM * kConsumers;
     Scratch buffers;
     if (Status s =
-            stream_scratch(stream, consumers, consumers * split.max_parts() * kPartialFloat4s * sizeof(float4), &buffers);
+            stream_scratch(stream, consumers, consumers * split.parts() * kPartialFloat4s * sizeof(float4), &buffers);
         !s.ok())
       return s;
     scratch.partials = static_cast<float4*>(buffers.data);

@@ -198,197 +198,112 @@ TEST(Scheduler, UsableInConstantExpressions) {
   SUCCEED();
 }
 
-// SplitK: the last, partial wave shared out along K. Expected values worked out by hand from the
-// rule in common/scheduler.cuh: R = units % workers left over, W = min(workers, R k /
-// min_split_slices, R max_splits) runs (none if W <= R), run c = slices [c R k / W, (c + 1) R k / W)
-// (rounded down) of the leftover units' slices counted unit after unit; a unit's parts are the runs
-// that touch it, part 0 holding its slice 0.
-
-void expect_item(const WorkItem& w, int64_t unit, int64_t k_begin, int64_t k_end, int part, int parts, int64_t split) {
-  EXPECT_EQ(w.unit, unit);
-  EXPECT_EQ(w.k_begin, k_begin);
-  EXPECT_EQ(w.k_end, k_end);
-  EXPECT_EQ(w.part, part);
-  EXPECT_EQ(w.parts, parts);
-  EXPECT_EQ(w.split, split);
-}
-
-// The items of worker `worker`, in walk order.
-std::vector<WorkItem> items_of(const SplitK& s, int64_t worker) {
-  std::vector<WorkItem> items;
-  for (WorkCursor c = s.begin(worker); c.valid(); c.advance()) items.push_back(s.item(c.unit));
-  return items;
-}
-
-TEST(SplitK, ThreeThousandSeventyTwoCubedOnSixtySixClusters) {
-  // 3072^3 in 256 x 256 cluster tiles: 12 x 12 = 144 units of 48 K slices, 66 clusters.
-  // R = 144 - 2 x 66 = 12, 576 slices; W = min(66, 576 / 12 = 48, 12 x 16) = 48 runs of 12 slices:
-  // every leftover unit in 4 parts of 12, as the runs meet the unit boundaries.
-  const SplitK s(144, 66, 48, 12, 16);
-  EXPECT_EQ(s.runs(), 48);
+// SplitK: the last, partial wave split along K. Expected values worked out by hand from the rule
+// in common/scheduler.cuh: R = units % workers left over, S = min(workers / R, k_slices /
+// min_split_slices, max_splits), part p of S gets slices [p k / S, (p + 1) k / S).
+TEST(SplitK, ThreeThousandCubedOnSixtySixClusters) {
+  // 3072^3 in 256 x 256 cluster tiles: 12 x 12 = 144 units, 48 K slices, 66 clusters.
+  // R = 144 - 2 x 66 = 12, S = min(66 / 12 = 5, 48 / 4 = 12, 16) = 5: 132 whole + 60 parts.
+  const SplitK s(144, 66, 48, 4, 16);
+  EXPECT_EQ(s.parts(), 5);
   EXPECT_EQ(s.split_units(), 12);
-  EXPECT_EQ(s.max_parts(), 4);
-  EXPECT_EQ(s.busy_workers(), 66);
-  const std::vector<WorkItem> w0 = items_of(s, 0);  // items 0, 66, then run 0: slices [0, 12)
-  ASSERT_EQ(w0.size(), 3u);
-  expect_item(w0[0], 0, 0, 48, 0, 1, -1);
-  expect_item(w0[1], 66, 0, 48, 0, 1, -1);
-  expect_item(w0[2], 132, 0, 12, 0, 4, 0);
-  const std::vector<WorkItem> w5 = items_of(s, 5);  // run 5: slices [60, 72) = unit 133's [12, 24)
-  ASSERT_EQ(w5.size(), 3u);
-  expect_item(w5[2], 133, 12, 24, 1, 4, 1);
-  const std::vector<WorkItem> w47 = items_of(s, 47);  // run 47: [564, 576) = unit 143's [36, 48)
-  ASSERT_EQ(w47.size(), 3u);
-  expect_item(w47[2], 143, 36, 48, 3, 4, 11);
-  EXPECT_EQ(items_of(s, 48).size(), 2u);  // runs 0 .. 47 only: worker 48 has the full waves
-  EXPECT_EQ(w47[2].slot(3), 11 * 4 + 3);
-}
-
-TEST(SplitK, FortyNinetySixCubedRunsCrossUnits) {
-  // 4096^3: 16 x 16 = 256 units of 64 slices, 66 clusters: R = 256 - 3 x 66 = 58, 3712 slices;
-  // W = min(66, 3712 / 12 = 309, 58 x 16) = 66 runs of 56 or 57 slices. Run c starts at
-  // c x 3712 / 66: run 1 at 56, run 2 at 112, run 6 at 337, run 7 at 393, run 8 at 449, run 9 at 506.
-  const SplitK s(256, 66, 64, 12, 16);
-  EXPECT_EQ(s.runs(), 66);
-  EXPECT_EQ(s.split_units(), 58);
-  EXPECT_EQ(s.max_parts(), 3);
-  // Worker 1: items 1, 67, 133, then run 1 = [56, 112): unit 198's [56, 64) (runs 0 and 1 touch
-  // unit 0 of the split: part 1 of 2), then unit 199's [0, 48) (runs 1 and 2: part 0 of 2).
-  const std::vector<WorkItem> w1 = items_of(s, 1);
-  ASSERT_EQ(w1.size(), 5u);
-  expect_item(w1[2], 133, 0, 64, 0, 1, -1);
-  expect_item(w1[3], 198, 56, 64, 1, 2, 0);
-  expect_item(w1[4], 199, 0, 48, 0, 2, 1);
-  // Worker 7: run [393, 449): unit 204's [9, 64) (split unit 6 = [384, 448), touched by runs 6 and 7),
-  // then unit 205's [0, 1) (split unit 7 = [448, 512), touched by runs 7, 8 and 9: 3 parts).
-  const std::vector<WorkItem> w7 = items_of(s, 7);
-  ASSERT_EQ(w7.size(), 5u);
-  expect_item(w7[3], 204, 9, 64, 1, 2, 6);
-  expect_item(w7[4], 205, 0, 1, 0, 3, 7);
-  const std::vector<WorkItem> w8 = items_of(s, 8);  // run 8 = [449, 506), inside split unit 7
-  ASSERT_EQ(w8.size(), 4u);
-  expect_item(w8[3], 205, 1, 58, 1, 3, 7);
-  EXPECT_EQ(w8[3].slot(1), 7 * 3 + 1);
-  const std::vector<WorkItem> w9 = items_of(s, 9);  // run 9 = [506, 562): [58, 64) of unit 205, [0, 50) of 206
-  ASSERT_EQ(w9.size(), 5u);
-  expect_item(w9[3], 205, 58, 64, 2, 3, 7);
-  expect_item(w9[4], 206, 0, 50, 0, 2, 8);
+  EXPECT_EQ(s.num_items(), 192);
+  const WorkItem whole = s.item(131);
+  EXPECT_EQ(whole.unit, 131);
+  EXPECT_EQ(whole.k_begin, 0);
+  EXPECT_EQ(whole.k_end, 48);
+  EXPECT_EQ(whole.parts, 1);
+  EXPECT_EQ(whole.split, -1);
+  const WorkItem first = s.item(132);  // unit 132, part 0: slices [0, 48 / 5 = 9)
+  EXPECT_EQ(first.unit, 132);
+  EXPECT_EQ(first.part, 0);
+  EXPECT_EQ(first.parts, 5);
+  EXPECT_EQ(first.split, 0);
+  EXPECT_EQ(first.k_begin, 0);
+  EXPECT_EQ(first.k_end, 9);
+  const WorkItem last = s.item(136);  // unit 132, part 4: slices [4 x 48 / 5 = 38, 48)
+  EXPECT_EQ(last.unit, 132);
+  EXPECT_EQ(last.part, 4);
+  EXPECT_EQ(last.k_begin, 38);
+  EXPECT_EQ(last.k_end, 48);
+  const WorkItem next = s.item(137);  // unit 133, part 0, split unit 1
+  EXPECT_EQ(next.unit, 133);
+  EXPECT_EQ(next.part, 0);
+  EXPECT_EQ(next.split, 1);
+  EXPECT_EQ(s.item(191).unit, 143);
+  EXPECT_EQ(s.item(191).part, 4);
 }
 
 TEST(SplitK, FewerUnitsThanWorkers) {
-  // 1024^3: 4 x 4 = 16 units of 16 slices, 66 clusters: R = 16, 256 slices; W = min(66,
-  // 256 / 12 = 21, 256) = 21 runs; run 1 = [256 / 21 = 12, 512 / 21 = 24).
-  const SplitK s(16, 66, 16, 12, 16);
-  EXPECT_EQ(s.runs(), 21);
-  EXPECT_EQ(s.busy_workers(), 21);  // no full wave: only the runs' workers have work
-  const std::vector<WorkItem> w1 = items_of(s, 1);
-  ASSERT_EQ(w1.size(), 2u);
-  expect_item(w1[0], 0, 12, 16, 1, 2, 0);
-  expect_item(w1[1], 1, 0, 8, 0, 2, 1);
-  EXPECT_TRUE(items_of(s, 21).empty());
+  // 1024^3: 4 x 4 = 16 units, 16 K slices, 66 clusters: R = 16, S = min(4, 16 / 4 = 4, 16) = 4.
+  const SplitK s(16, 66, 16, 4, 16);
+  EXPECT_EQ(s.parts(), 4);
+  EXPECT_EQ(s.num_items(), 64);
+  EXPECT_EQ(s.item(5).unit, 1);  // 5 = 1 x 4 + 1
+  EXPECT_EQ(s.item(5).part, 1);
+  EXPECT_EQ(s.item(5).k_begin, 4);
+  EXPECT_EQ(s.item(5).k_end, 8);
 }
 
-TEST(SplitK, NoSplitWhenTheLastWaveIsFullOrRunsWouldBeTooShortOrTurnedOff) {
-  const SplitK full(132, 66, 48, 12, 16);  // R = 0
-  EXPECT_EQ(full.runs(), 0);
-  EXPECT_EQ(full.max_parts(), 1);
-  EXPECT_EQ(full.busy_workers(), 66);
-  EXPECT_EQ(items_of(full, 65).size(), 2u);
-  const SplitK short_k(144, 66, 8, 48, 16);  // R = 12, 96 slices / 48 = 2 runs <= 12
-  EXPECT_EQ(short_k.runs(), 0);
-  EXPECT_EQ(short_k.split_units(), 0);
-  EXPECT_EQ(items_of(short_k, 11).size(), 3u);  // 11, 77, 143: the leftover units whole
-  EXPECT_EQ(items_of(short_k, 12).size(), 2u);
-  const SplitK off(144, 66, 48, 12, 1);  // max_splits 1: at most R runs
-  EXPECT_EQ(off.runs(), 0);
-  EXPECT_EQ(off.max_parts(), 1);
-  const SplitK few(10, 66, 48, 12, 16);  // R = 10: W = min(66, 480 / 12 = 40, 160) = 40 runs of 12
-  EXPECT_EQ(few.runs(), 40);
-  const SplitK one_worker(7, 1, 48, 12, 16);  // R = 0 with one worker
-  EXPECT_EQ(one_worker.runs(), 0);
-  const SplitK capped(144, 66, 48, 12, 2);  // W = min(66, 48, 12 x 2 = 24): runs of 24, 2 parts a unit
-  EXPECT_EQ(capped.runs(), 24);
-  EXPECT_EQ(capped.max_parts(), 2);
-  const SplitK zero_min(3, 8, 5, 0, 16);  // min < 1 counts as 1: W = min(8, 15, 48) = 8 runs of 15 / 8
-  EXPECT_EQ(zero_min.runs(), 8);
-  EXPECT_EQ(zero_min.busy_workers(), 8);
-  const SplitK few_workers_than_units(3, 8, 5, 3, 16);  // W = min(8, 15 / 3 = 5, 48) = 5 > R = 3
-  EXPECT_EQ(few_workers_than_units.runs(), 5);
-  const SplitK not_more_than_units(3, 8, 5, 5, 16);  // W = min(8, 15 / 5 = 3, 48) = 3 = R: no split
-  EXPECT_EQ(not_more_than_units.runs(), 0);
-  EXPECT_EQ(not_more_than_units.busy_workers(), 3);
+TEST(SplitK, NoSplitWhenTheLastWaveIsFullOrTooWideOrKTooShort) {
+  const SplitK full(132, 66, 48, 4, 16);  // R = 0
+  EXPECT_EQ(full.parts(), 1);
+  EXPECT_EQ(full.num_items(), 132);
+  const SplitK wide(256, 66, 64, 4, 16);  // 4096^3: R = 58, 66 / 58 = 1
+  EXPECT_EQ(wide.parts(), 1);
+  EXPECT_EQ(wide.num_items(), 256);
+  EXPECT_EQ(wide.item(255).k_end, 64);
+  EXPECT_EQ(wide.item(255).split, -1);
+  const SplitK short_k(144, 66, 7, 4, 16);  // 7 / 4 = 1
+  EXPECT_EQ(short_k.parts(), 1);
+  const SplitK off(144, 66, 48, 4, 1);  // max_splits 1: off
+  EXPECT_EQ(off.parts(), 1);
+  EXPECT_EQ(off.num_items(), 144);
+  const SplitK capped(144, 66, 48, 4, 3);
+  EXPECT_EQ(capped.parts(), 3);
+  const SplitK by_k(144, 66, 8, 4, 16);  // 8 / 4 = 2
+  EXPECT_EQ(by_k.parts(), 2);
+  EXPECT_EQ(by_k.num_items(), 132 + 24);
+  const SplitK one_worker(7, 1, 48, 4, 16);  // R = 0 with one worker
+  EXPECT_EQ(one_worker.parts(), 1);
+  const SplitK zero_min(3, 8, 5, 0, 16);  // min < 1 counts as 1: S = min(8 / 3 = 2, 5)
+  EXPECT_EQ(zero_min.parts(), 2);
 }
 
-// For many shapes: every (unit, K slice) is computed by exactly one item; the parts of a split unit
-// are its runs' items in part order, contiguous, part 0 at slice 0, all agreeing on parts and the
-// split index; each worker runs the same number of full-wave items and at most two of the last
-// wave, which together hold at least min_split_slices slices.
-TEST(SplitK, EverySliceOnceAndEvenRuns) {
+// For many shapes: every (unit, K slice) is computed by exactly one item, the parts of a unit are
+// contiguous and non-empty, and each worker of the walk runs at most one part (the last wave).
+TEST(SplitK, EverySliceOnceAndOnePartPerWorker) {
   for (int64_t units : {1, 5, 16, 66, 67, 100, 144, 256})
     for (int64_t workers : {1, 2, 3, 4, 66})
       for (int64_t k : {1, 3, 8, 9, 48, 64})
-        for (int min_slices : {1, 4, 12})
-          for (int max_splits : {1, 2, 16}) {
-            const SplitK s(units, workers, k, min_slices, max_splits);
-            const std::string at = "units " + std::to_string(units) + ", workers " + std::to_string(workers) +
-                                   ", k " + std::to_string(k) + ", min " + std::to_string(min_slices) +
-                                   ", max_splits " + std::to_string(max_splits);
-            const int64_t leftover = units % workers;
-            const int64_t whole = units - s.split_units();
-            ASSERT_TRUE(s.split_units() == 0 || s.split_units() == leftover) << at;
-            ASSERT_LE(s.runs(), workers) << at;
-            ASSERT_LE(s.runs(), leftover * std::max(1, max_splits)) << at;
-            if (s.runs() > 0) {
-              ASSERT_GT(s.runs(), leftover) << at;
-            }
-            std::vector<int> seen(static_cast<size_t>(units * k), 0);
-            // For each split unit: the parts seen, by part index: [k_begin, k_end).
-            std::vector<std::vector<std::pair<int64_t, int64_t>>> parts(static_cast<size_t>(s.split_units()));
-            int64_t busy = 0;
-            for (int64_t w = 0; w < workers; ++w) {
-              int64_t full_items = 0, run_slices = 0, run_items = 0;
-              for (const WorkItem& it : items_of(s, w)) {
-                ASSERT_GE(it.unit, 0) << at;
-                ASSERT_LT(it.unit, units) << at;
-                ASSERT_LT(it.k_begin, it.k_end) << at << ", worker " << w;
-                for (int64_t ks = it.k_begin; ks < it.k_end; ++ks) ++seen[static_cast<size_t>(it.unit * k + ks)];
-                if (it.unit < whole) {
-                  ASSERT_EQ(run_items, 0) << at << ": a full-wave item after the run";
-                  ++full_items;
-                  continue;
-                }
-                ++run_items;
-                run_slices += it.k_end - it.k_begin;
-                ASSERT_LE(it.parts, s.max_parts()) << at;
-                if (it.parts == 1) {
-                  ASSERT_EQ(it.split, -1) << at;
-                  continue;
-                }
-                ASSERT_EQ(it.split, it.unit - whole) << at;
-                ASSERT_EQ(it.max_parts, s.max_parts()) << at;
-                auto& p = parts[static_cast<size_t>(it.split)];
-                if (p.empty()) p.resize(static_cast<size_t>(it.parts), {-1, -1});
-                ASSERT_EQ(p.size(), static_cast<size_t>(it.parts)) << at << ": parts disagree";
-                ASSERT_EQ(p[static_cast<size_t>(it.part)].first, -1) << at << ": part seen twice";
-                p[static_cast<size_t>(it.part)] = {it.k_begin, it.k_end};
-              }
-              if (full_items + run_items > 0) busy = w + 1;
-              ASSERT_EQ(full_items, whole / workers + (whole % workers > w ? 1 : 0)) << at << ", worker " << w;
-              ASSERT_LE(run_items, 2) << at << ", worker " << w;
-              if (run_items > 0) {
-                ASSERT_GE(run_slices, min_slices) << at << ", worker " << w;
-              }
-            }
-            EXPECT_EQ(s.busy_workers(), std::max<int64_t>(busy, 1)) << at;
-            for (const auto& p : parts) {
-              if (p.empty()) continue;
-              ASSERT_EQ(p.front().first, 0) << at;
-              ASSERT_EQ(p.back().second, k) << at;
-              for (size_t i = 1; i < p.size(); ++i) ASSERT_EQ(p[i].first, p[i - 1].second) << at;
-            }
-            for (size_t i = 0; i < seen.size(); ++i)
-              ASSERT_EQ(seen[i], 1) << at << ", unit " << i / k << " slice " << i % k;
+        for (int max_splits : {1, 2, 16}) {
+          const SplitK s(units, workers, k, 4, max_splits);
+          const std::string at = "units " + std::to_string(units) + ", workers " + std::to_string(workers) + ", k " +
+                                 std::to_string(k) + ", max_splits " + std::to_string(max_splits);
+          ASSERT_LE(s.parts(), std::max(1, max_splits)) << at;
+          if (s.parts() > 1) {
+            ASSERT_LE(s.split_units() * s.parts(), workers) << at;
           }
+          std::vector<int> seen(static_cast<size_t>(units * k), 0);
+          for (int64_t w = 0; w < workers; ++w) {
+            int parts_run = 0;
+            for (WorkCursor c = s.begin(w, workers); c.valid(); c.advance()) {
+              const WorkItem it = s.item(c.unit);
+              ASSERT_GE(it.unit, 0) << at;
+              ASSERT_LT(it.unit, units) << at;
+              ASSERT_LT(it.k_begin, it.k_end) << at << ", item " << c.unit;
+              for (int64_t ks = it.k_begin; ks < it.k_end; ++ks) ++seen[static_cast<size_t>(it.unit * k + ks)];
+              if (it.parts > 1) {
+                ++parts_run;
+                EXPECT_EQ(it.split, it.unit - (units - s.split_units())) << at;
+                EXPECT_EQ(it.k_begin, it.part * k / it.parts) << at;
+              }
+            }
+            EXPECT_LE(parts_run, 1) << at << ", worker " << w;
+          }
+          for (size_t i = 0; i < seen.size(); ++i)
+            ASSERT_EQ(seen[i], 1) << at << ", unit " << i / k << " slice " << i % k;
+        }
 }
 
 }  // namespace
