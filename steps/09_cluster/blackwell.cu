@@ -403,11 +403,12 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters
   cfg.smem_bytes = smem_bytes<SharedStorage>();
   cfg.stream = stream;
   // The persistent grid: the clusters resident at once (one CTA per SM, both CTAs of a cluster in
-  // one GPC), and no more clusters than work units. An explicit `clusters` is taken as it is: with
+  // one GPC), trimmed to whole waves: balanced_grid keeps the fewest clusters that run the work
+  // units in as many waves, never more than units. An explicit `clusters` is taken as it is: with
   // more clusters than units, some find no work and just exit (both CTAs alike).
   if (clusters <= 0) {
     if (Status s = resident_clusters(kernel, kThreads, cfg.smem_bytes, kClusterM, &clusters); !s.ok()) return s;
-    if (clusters > sched.num_work()) clusters = static_cast<int>(sched.num_work());
+    clusters = static_cast<int>(balanced_grid(sched.num_work(), clusters));
   }
   cfg.grid = dim3(static_cast<unsigned>(clusters * kClusterM));
   return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, group_m);

@@ -1,5 +1,6 @@
 // The persistent tile scheduler (common/scheduler.cuh): every tile exactly once, cluster pairing,
-// phantom tiles, the grouped order and the persistent walk.
+// phantom tiles, the grouped order and the persistent walk; and the persistent grid's size.
+#include "common/device.cuh"  // balanced_grid
 #include "common/scheduler.cuh"
 
 #include <gtest/gtest.h>
@@ -188,6 +189,33 @@ TEST(Scheduler, LastGroupMayBeShort) {
     EXPECT_EQ(s.tile(w, 1).m, 9);
     EXPECT_FALSE(s.tile(w, 1).valid);
   }
+}
+
+// The grid sized to whole waves: W = ceil(units / resident) waves, ceil(units / W) workers. Values
+// worked out by hand.
+TEST(Scheduler, BalancedGridRunsTheSameWavesWithFewerWorkers) {
+  EXPECT_EQ(balanced_grid(1024, 132), 128);  // 7.76 -> 8 waves of 128 (4096^3 in 128x128 tiles, one CTA an SM)
+  EXPECT_EQ(balanced_grid(1024, 264), 256);  // 3.88 -> 4 waves of 256 (two CTAs an SM)
+  EXPECT_EQ(balanced_grid(256, 66), 64);     // 3.88 -> 4 waves of 64 clusters
+  EXPECT_EQ(balanced_grid(144, 66), 48);     // 2.18 -> 3 waves of 48
+  EXPECT_EQ(balanced_grid(16, 66), 16);      // one wave: one worker per unit
+  EXPECT_EQ(balanced_grid(132, 132), 132);
+  EXPECT_EQ(balanced_grid(133, 132), 67);  // 2 waves: 67 + 66
+  EXPECT_EQ(balanced_grid(264, 132), 132);
+  EXPECT_EQ(balanced_grid(0, 66), 1);
+  EXPECT_EQ(balanced_grid(5, 0), 1);
+  static_assert(balanced_grid(1024, 132) == 128, "usable in constant expressions");
+  // The fewest workers that need no more waves than `resident` workers do.
+  for (int64_t units = 1; units <= 300; ++units)
+    for (int64_t resident = 1; resident <= 140; ++resident) {
+      const int64_t w = balanced_grid(units, resident);
+      const int64_t waves = (units + resident - 1) / resident;
+      ASSERT_LE(w, std::min(units, resident)) << units << " units, " << resident << " resident";
+      ASSERT_EQ((units + w - 1) / w, waves) << units << " units, " << resident << " resident";
+      if (w > 1) {
+        ASSERT_GT((units + w - 2) / (w - 1), waves) << units << " units, " << resident << " resident";
+      }
+    }
 }
 
 TEST(Scheduler, UsableInConstantExpressions) {

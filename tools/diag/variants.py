@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The variants of the hopper steps 5 and 6 that their READMEs compare against. Each variant is the
+"""The variants of the hopper steps that their READMEs and NOTES compare against. Each variant is the
 step file with one named change, made by replacing exact text (the script stops, naming the text,
 when it is not found, so a variant never measures something else by accident):
 
@@ -9,6 +9,8 @@ when it is not found, so a variant never measures something else by accident):
   step06_cap3       step 6 with __launch_bounds__(kThreads, 3): registers capped at 168, 3 CTAs/SM
   step06_unchanged  step 6 as it is: the tools ask it for step 6's resident CTAs (they may not
                     include a step file)
+  stepNN_full_grid  steps 6-10 with the persistent grid of every resident CTA (cluster), as before
+                    balanced_grid trimmed it to whole waves (common/device.cuh)
   *_trace           the same with DIAG_MARK(0) at a tile's start and DIAG_MARK(4) once its TMA store
                     has read shared memory (tools/diag/trace.cuh: %globaltimer and %smid per tile)
 
@@ -29,7 +31,20 @@ import pathlib
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-FOLDERS = {"05": "05_pipeline", "06": "06_persistent"}
+FOLDERS = {"05": "05_pipeline", "06": "06_persistent", "07": "07_warp_specialization", "08": "08_deep_pipeline",
+           "09": "09_cluster", "10": "10_multi_consumer"}
+
+# The launcher's line that trims the persistent grid to whole waves, and the cap on the work units
+# alone that it replaced (full_grid).
+BALANCED = {
+    "06": ("    ctas = static_cast<int>(balanced_grid(tiles, ctas));\n",
+           "    if (ctas > tiles) ctas = static_cast<int>(tiles);\n"),
+    "09": ("    clusters = static_cast<int>(balanced_grid(sched.num_work(), clusters));\n",
+           "    if (clusters > sched.num_work()) clusters = static_cast<int>(sched.num_work());\n"),
+    "10": (": balanced_grid(split.num_items(), clusters));\n",
+           ": (clusters < split.num_items() ? clusters : split.num_items()));\n"),
+}
+BALANCED["07"] = BALANCED["08"] = BALANCED["06"]
 
 
 class Missing(Exception):
@@ -88,7 +103,7 @@ SET_TRACE = ("cudaError_t set_trace(unsigned long long* records) {\n"
              "}\n")
 
 
-def make(step, *, wait_one=False, group=None, cap3=False, trace=False):
+def make(step, *, wait_one=False, group=None, cap3=False, trace=False, full_grid=False):
     def build(name):
         src = (ROOT / f"steps/{FOLDERS[step]}/hopper.cu").read_text()
         src = replace(src, f"namespace gemm::step{step}::hopper", f"namespace gemm::diag_{name}::hopper", None)
@@ -100,6 +115,8 @@ def make(step, *, wait_one=False, group=None, cap3=False, trace=False):
                           ".tile(blockIdx.x, 0);\n    m0 = t.m * kTileM;\n    n0 = t.n * kTileN;\n  }\n")
             src = replace(src, '#include "common/problem.h"\n',
                           '#include "common/problem.h"\n#include "common/scheduler.cuh"\n')
+        if full_grid:
+            src = replace(src, *BALANCED[step])
         if cap3:
             src = replace(src, "__global__ void __launch_bounds__(kThreads)",
                           "__global__ void __launch_bounds__(kThreads, 3)")
@@ -123,6 +140,8 @@ VARIANTS = {
     "step06_trace": make("06", trace=True),
     "step06_cap3_trace": make("06", cap3=True, trace=True),
 }
+for _step in ("06", "07", "08", "09", "10"):
+    VARIANTS[f"step{_step}_full_grid"] = make(_step, full_grid=True)
 
 
 def main(argv):
