@@ -1,6 +1,6 @@
-// The measurements behind step 6's L2 group size (kGroupM) and its grid trimmed to whole waves, and
-// a check that its persistent grid computes the same D whatever the grid. Hopper track (an H100 or
-// H200); a target of the build:
+// The measurements behind step 6's L2 group size (kGroupM) and the grid of steps 8-10 trimmed to
+// whole waves, and a check that step 6's persistent grid computes the same D whatever the grid.
+// Hopper track (an H100 or H200); a target of the build:
 //
 //   cmake --build build --target persistent_sweep && build/persistent_sweep [M N K]...
 //
@@ -12,7 +12,7 @@
 //  2. time: cuBLAS, steps 3-6, and step 6 at group_m = 1, 2, 4, 8, 16, 32, 64, each the median of
 //     15 launches timed one by one, all in one process, the configurations taking turns, inputs
 //     rotating over 3x the L2 (tools/diag/diag.h, Lab::time);
-//  3. the grid: steps 6-10 as they are (the resident grid trimmed to whole waves, balanced_grid in
+//  3. the grid: steps 8-10 as they are (the resident grid trimmed to whole waves, balanced_grid in
 //     common/device.cuh) and with every resident CTA (cluster), the stepNN_full_grid variants of
 //     tools/diag/variants.py; each configuration's D checked against cuBLAS first.
 #include <cstdio>
@@ -58,17 +58,16 @@ bool run_shape(Lab& lab, const Shape& s) {
   for (int g : {1, 2, 4, 8, 16, 32, 64}) configs.push_back(step06_with(g, 0));
   lab.time(s, configs, kWarmup, kRuns);
 
-  // 3. The grid trimmed to whole waves against every resident CTA, steps 6-10.
-  const std::vector<const StepInfo*> steps = {&step06_info(), &step07_info(), &step08_info(), &step09_info(),
-                                              &step10_info()};
+  // 3. The grid of steps 8-10, trimmed to whole waves, against every resident CTA (cluster).
   std::vector<Config> trimmed_or_full;
-  for (const StepInfo* info : steps) {
+  for (const StepInfo* info : {&step08_info(), &step09_info(), &step10_info()}) {
     trimmed_or_full.push_back(hopper_step(*info));
-    const std::string full = "step" + std::string(info->number < 10 ? "0" : "") + std::to_string(info->number) +
-                             "_full_grid";
+    const std::string full =
+        "step" + std::string(info->number < 10 ? "0" : "") + std::to_string(info->number) + "_full_grid";
     trimmed_or_full.push_back(config(full, variant(full).run));
   }
-  return lab.check_and_time(s, "the grid", trimmed_or_full, kWarmup, kRuns);
+  return lab.check_and_time(s, " (the grid: steps 8-10 trimmed to whole waves, and *_full_grid every resident CTA)",
+                            trimmed_or_full, kWarmup, kRuns);
 }
 
 int sweep(int argc, char** argv) {

@@ -351,12 +351,11 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
   cfg.smem_bytes = smem_bytes<SharedStorage>();
   cfg.stream = stream;
   // The persistent grid: what is resident at once (2 CTAs per SM here: shared memory allows 2 of
-  // these ~97 KB CTAs; TMEM would allow 4 of 128 columns), trimmed to whole waves: balanced_grid
-  // keeps the fewest CTAs that run the tiles in as many waves, never more than tiles. An explicit
-  // `ctas` is taken as it is: with more CTAs than tiles, some find no work and just exit.
+  // these ~97 KB CTAs; TMEM would allow 4 of 128 columns), and no more CTAs than tiles. An
+  // explicit `ctas` is taken as it is: with more CTAs than tiles, some find no work and just exit.
   if (ctas <= 0) {
     if (Status s = resident_ctas(kernel, kThreads, cfg.smem_bytes, &ctas); !s.ok()) return s;
-    ctas = static_cast<int>(balanced_grid(tiles, ctas));
+    if (ctas > tiles) ctas = static_cast<int>(tiles);
   }
   cfg.grid = dim3(static_cast<unsigned>(ctas));
   return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, group_m);

@@ -195,7 +195,7 @@ TEST(Scheduler, LastGroupMayBeShort) {
 // worked out by hand.
 TEST(Scheduler, BalancedGridRunsTheSameWavesWithFewerWorkers) {
   EXPECT_EQ(balanced_grid(1024, 132), 128);  // 7.76 -> 8 waves of 128 (4096^3 in 128x128 tiles, one CTA an SM)
-  EXPECT_EQ(balanced_grid(1024, 264), 256);  // 3.88 -> 4 waves of 256 (two CTAs an SM)
+  EXPECT_EQ(balanced_grid(1024, 264), 256);  // 3.88 -> 4 waves of 256
   EXPECT_EQ(balanced_grid(256, 66), 64);     // 3.88 -> 4 waves of 64 clusters
   EXPECT_EQ(balanced_grid(144, 66), 48);     // 2.18 -> 3 waves of 48
   EXPECT_EQ(balanced_grid(16, 66), 16);      // one wave: one worker per unit

@@ -9,7 +9,7 @@ when it is not found, so a variant never measures something else by accident):
   step06_cap3       step 6 with __launch_bounds__(kThreads, 3): registers capped at 168, 3 CTAs/SM
   step06_unchanged  step 6 as it is: the tools ask it for step 6's resident CTAs (they may not
                     include a step file)
-  stepNN_full_grid  steps 6-10 with the persistent grid of every resident CTA (cluster), as before
+  stepNN_full_grid  steps 8-10 with the persistent grid of every resident CTA (cluster), as before
                     balanced_grid trimmed it to whole waves (common/device.cuh)
   *_trace           the same with DIAG_MARK(0) at a tile's start and DIAG_MARK(4) once its TMA store
                     has read shared memory (tools/diag/trace.cuh: %globaltimer and %smid per tile)
@@ -37,14 +37,13 @@ FOLDERS = {"05": "05_pipeline", "06": "06_persistent", "07": "07_warp_specializa
 # The launcher's line that trims the persistent grid to whole waves, and the cap on the work units
 # alone that it replaced (full_grid).
 BALANCED = {
-    "06": ("    ctas = static_cast<int>(balanced_grid(tiles, ctas));\n",
+    "08": ("    ctas = static_cast<int>(balanced_grid(tiles, ctas));\n",
            "    if (ctas > tiles) ctas = static_cast<int>(tiles);\n"),
     "09": ("    clusters = static_cast<int>(balanced_grid(sched.num_work(), clusters));\n",
            "    if (clusters > sched.num_work()) clusters = static_cast<int>(sched.num_work());\n"),
     "10": (": balanced_grid(split.num_items(), clusters));\n",
            ": (clusters < split.num_items() ? clusters : split.num_items()));\n"),
 }
-BALANCED["07"] = BALANCED["08"] = BALANCED["06"]
 
 
 class Missing(Exception):
@@ -140,7 +139,7 @@ VARIANTS = {
     "step06_trace": make("06", trace=True),
     "step06_cap3_trace": make("06", cap3=True, trace=True),
 }
-for _step in ("06", "07", "08", "09", "10"):
+for _step in ("08", "09", "10"):
     VARIANTS[f"step{_step}_full_grid"] = make(_step, full_grid=True)
 
 
