@@ -17,6 +17,7 @@
 
 #include <cuda.h>  // CUtensorMap (the type only: nothing here links the driver)
 
+#include "common/cluster.cuh"  // mapa_shared, cluster_ctarank: the pair load's leader barrier
 #include "common/defs.cuh"
 #include "common/smem.cuh"
 
@@ -35,15 +36,6 @@
 #endif
 
 namespace gemm {
-
-// Clearing bit 24 of a shared::cluster address of a CTA pair (cta_group::2) selects the even CTA
-// of the pair, the leader, at the same offset: the peer's TMA bytes then count on the leader's
-// barrier (CUTLASS Sm100MmaPeerBitMask).
-inline constexpr uint32_t kCtaPairPeerBitMask = 0xFEFFFFFFu;
-
-// The shared::cluster address of the leader's (even CTA's) copy of what `addr` addresses in either
-// CTA of a pair: the same offset with the peer bit cleared.
-GEMM_HD constexpr uint32_t cta_pair_leader_addr(uint32_t addr) { return addr & kCtaPairPeerBitMask; }
 
 #if defined(__CUDACC__)
 
@@ -95,16 +87,16 @@ GEMM_DEVICE void tma_load_2d_multicast(void* smem_dst, const CUtensorMap* map, u
 #if !defined(__CUDA_ARCH__) || GEMM_HAS_TMA_CTA_PAIR
 
 // Blackwell CTA pair (cta_group::2, sm_100 family only): loads the 2D box at {c0, c1} into THIS
-// CTA's shared memory at `smem_dst`, but completes the bytes on the LEADER's (even CTA's) barrier
-// at `bar`'s offset: the address is masked with kCtaPairPeerBitMask. So the leader's barrier sees
-// both CTAs' bytes and is the only one the MMA issuer waits on; the leader expects the bytes of
-// the pair, never of the whole cluster (docs/blackwell.md, "CTA pairs").
+// CTA's shared memory at `smem_dst`, but completes the bytes on the LEADER's (even CTA's, rank & ~1)
+// barrier at `bar`'s offset, addressed through `mapa` (common/cluster.cuh). So the leader's barrier
+// sees both CTAs' bytes and is the only one the MMA issuer waits on; the leader expects the bytes
+// of the pair, never of the whole cluster (docs/blackwell.md, "CTA pairs").
 // https://docs.nvidia.com/cuda/parallel-thread-execution/#data-movement-and-conversion-instructions-cp-async-bulk-tensor
 GEMM_DEVICE void tma_load_2d_cta_pair(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2"
       " [%0], [%1, {%3, %4}], [%2];" ::"r"(smem_addr(smem_dst)),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(cta_pair_leader_addr(smem_addr(bar))), "r"(c0), "r"(c1)
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(mapa_shared(smem_addr(bar), cluster_ctarank() & ~1u)), "r"(c0), "r"(c1)
       : "memory");
 }
 

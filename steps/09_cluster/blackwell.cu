@@ -212,6 +212,10 @@ __device__ __forceinline__ void mma(SharedStorage& smem, const TileScheduler& sc
     tcgen05_commit_multicast<kCtaGroup>(&smem.mma2ld, kPairMask);
     // END SOLUTION step09
   }
+  // The drain: wait, as a next tile would, until both CTAs' epilogues have read the last
+  // accumulator. The odd CTA's arrives on this barrier are remote; waiting for them here, before the
+  // teardown's cluster barrier, leaves none in flight when the CTAs free TMEM and exit.
+  mbarrier_wait(&smem.ld2mma, static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma drain"});
 }
 
 // The epilogue: the epilogue warpgroup of each CTA, 128 threads, thread t owns row t of the CTA's

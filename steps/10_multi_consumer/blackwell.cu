@@ -277,6 +277,10 @@ __device__ __forceinline__ void mma(SharedStorage& smem, const SplitK& split, ui
     tcgen05_commit_multicast<kCtaGroup>(&smem.mma2ld[consumer], kPairMask);
     // END SOLUTION step10
   }
+  // The drain: wait, as a next tile would, until warpgroup `consumer` of both CTAs have read the last
+  // accumulator. The odd CTA's arrives on this barrier are remote; waiting for them here, before the
+  // teardown's cluster barrier, leaves none in flight when the CTAs free TMEM and exit.
+  mbarrier_wait(&smem.ld2mma[consumer], static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma drain"});
 }
 
 // One 64-column box of an epilogue warpgroup's block, b = 0 .. kStoreBoxes - 1: this thread's

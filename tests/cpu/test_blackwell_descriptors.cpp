@@ -13,7 +13,6 @@
 #include "common/blackwell/tcgen05.cuh"
 #include "common/blackwell/tmem.cuh"
 #include "common/cluster.cuh"
-#include "common/tma.cuh"
 
 namespace {
 
@@ -275,8 +274,7 @@ TEST(BlackwellMma, KPerInstruction) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// CTA pairs (cta_group::2, steps 9-10): the ctaMask of a commit multicast to both CTAs of the pair,
-// and the peer-bit mask that sends the odd CTA's TMA bytes to the leader's barrier.
+// CTA pairs (cta_group::2, steps 9-10): the ctaMask of a commit multicast to both CTAs of the pair.
 // ---------------------------------------------------------------------------------------------
 
 TEST(BlackwellCtaPair, MulticastMask) {
@@ -290,22 +288,7 @@ TEST(BlackwellCtaPair, MulticastMask) {
   // Ranks 14 and 15, the last pair of a 16-CTA cluster: (1 << 14) | (1 << 15) = 0x4000 | 0x8000 = 0xC000.
   EXPECT_EQ(gemm::cta_pair_mask(14), 0xC000u);
   EXPECT_EQ(gemm::cta_pair_mask(15), 0xC000u);
-}
-
-TEST(BlackwellCtaPair, PeerBitMask) {
-  // 0xFEFFFFFF is all ones but bit 24: 0xFFFFFFFF - 0x01000000.
-  EXPECT_EQ(gemm::kCtaPairPeerBitMask, 0xFEFFFFFFu);
-  // A shared::cluster address of the odd CTA's barrier, offset 0x1C810 with bit 24 set: 0x0101C810.
-  // Clearing bit 24 (0x01000000) leaves the leader's barrier at the same offset: 0x0001C810.
-  EXPECT_EQ(gemm::cta_pair_leader_addr(0x0101C810u), 0x0001C810u);
-  // The leader's own address has bit 24 clear and is kept as it is.
-  EXPECT_EQ(gemm::cta_pair_leader_addr(0x0001C810u), 0x0001C810u);
-  // Only bit 24 is touched: 0x03000400 (bits 24 and 25 set) -> 0x02000400; 0xFFFFFFFF -> 0xFEFFFFFF.
-  EXPECT_EQ(gemm::cta_pair_leader_addr(0x03000400u), 0x02000400u);
-  EXPECT_EQ(gemm::cta_pair_leader_addr(0xFFFFFFFFu), 0xFEFFFFFFu);
-  // A constant expression, as the kernels' constants need it.
-  static_assert(gemm::cta_pair_leader_addr(0x01000000u) == 0u);
-  static_assert(gemm::cta_pair_mask(1) == 0x3u);
+  static_assert(gemm::cta_pair_mask(1) == 0x3u, "a constant expression, as the kernels' constants need it");
 }
 
 }  // namespace

@@ -170,7 +170,7 @@ endforeach()
 gemm_add_step_variant(step09_blackwell_no_peer_ld2mma_arrive STEP 09 TRACK blackwell
   REPLACE [=[mbarrier_arrive_cluster(&smem.ld2mma, 0);]=]
   WITH [=[if (cluster_ctarank() == 0) mbarrier_arrive_cluster(&smem.ld2mma, 0);]=]
-  EXPECT [=[^emulator: deadlock: .*CTA \(0,0,0\) \[cluster rank 0\] warp 5 lane 0, role mma, at @FILE@:@LINE_OF:mbarrier_wait(&smem.ld2mma@: mbarrier\.try_wait\.parity on mbarrier 'ld2mma' .*128 of 256 arrivals.* diagnosis: mbarrier 'ld2mma' stage 0 \(shared 0x[0-9a-f]+\) of CTA \(0,0,0\) \[cluster rank 0\] got 128 of its 256 arrivals this phase]=])
+  EXPECT [=[^emulator: deadlock: .*CTA \(0,0,0\) \[cluster rank 0\] warp 5 lane 0, role mma, at @FILE@:@LINE_OF:mbarrier_wait(&smem.ld2mma, static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"}@: mbarrier\.try_wait\.parity on mbarrier 'ld2mma' .*128 of 256 arrivals.* diagnosis: mbarrier 'ld2mma' stage 0 \(shared 0x[0-9a-f]+\) of CTA \(0,0,0\) \[cluster rank 0\] got 128 of its 256 arrivals this phase]=])
 # --- The leader's tma2mma expecting one CTA's bytes instead of the pair's ------------------------
 # Both CTAs' TMA loads complete on the leader's barrier: with one CTA's bytes announced, the phase
 # completes before the other half has landed (or a load arrives after its phase completed).
@@ -183,7 +183,7 @@ gemm_add_step_variant(step09_blackwell_expect_one_cta_bytes STEP 09 TRACK blackw
 gemm_add_step_variant(step10_blackwell_no_peer_ld2mma_arrive STEP 10 TRACK blackwell
   REPLACE [=[mbarrier_arrive_cluster(&smem.ld2mma[consumer], 0);]=]
   WITH [=[if (cluster_ctarank() == 0) mbarrier_arrive_cluster(&smem.ld2mma[consumer], 0);]=]
-  EXPECT [=[^emulator: deadlock: .*CTA \(0,0,0\) \[cluster rank 0\] warp (9|10) lane 0, role mma, at @FILE@:@LINE_OF:mbarrier_wait(&smem.ld2mma[consumer]@: mbarrier\.try_wait\.parity on mbarrier 'ld2mma' stage [01] .*128 of 256 arrivals.* diagnosis: mbarrier 'ld2mma' stage [01] \(shared 0x[0-9a-f]+\) of CTA \(0,0,0\) \[cluster rank 0\] got 128 of its 256 arrivals this phase]=])
+  EXPECT [=[^emulator: deadlock: .*CTA \(0,0,0\) \[cluster rank 0\] warp (9|10) lane 0, role mma, at @FILE@:@LINE_OF:mbarrier_wait(&smem.ld2mma[consumer], static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"}@: mbarrier\.try_wait\.parity on mbarrier 'ld2mma' stage [01] .*128 of 256 arrivals.* diagnosis: mbarrier 'ld2mma' stage [01] \(shared 0x[0-9a-f]+\) of CTA \(0,0,0\) \[cluster rank 0\] got 128 of its 256 arrivals this phase]=])
 # --- Step 10: a stage released by one MMA warp's commit --------------------------------------------
 # mma2tma[s] counts both MMA warps' commits; initialised for one, the first commit completes the
 # phase and the second one arrives on a phase it is not ordered after, or (depending on the schedule)

@@ -21,8 +21,6 @@ struct alignas(1024) PairStorage {
   uint64_t full;  // used on the leader only: both CTAs' bytes complete here
 };
 
-static_assert(kCtaPairPeerBitMask == 0xFEFFFFFFu, "docs/blackwell.md, CTA pairs: bit 24 selects the pair's CTA");
-
 // The cta_group::2 load pattern of blackwell step 9: each CTA of the pair loads its own A rows and
 // its half of B into its own shared memory, completing on the leader's barrier; only the leader
 // expects the pair's bytes (way (c) of docs/blackwell.md, "CTA pairs") and waits.
@@ -66,7 +64,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128, 1)
     tma_store_wait_group_read<0>();
     tma_store_wait_group<0>();
   }
-  out[blockIdx.x * 128 + threadIdx.x] = smem_addr(&s.full) & kCtaPairPeerBitMask;
+  out[blockIdx.x * 128 + threadIdx.x] = mapa_shared(smem_addr(&s.full), rank & ~1u);
   cluster_sync();
 }
 
