@@ -443,9 +443,13 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters
   if (persistent)
     if (Status s = resident_clusters(kernel, kThreads, cfg.smem_bytes, kClusterM, &clusters); !s.ok()) return s;
   const SplitK split(sched.num_work(), clusters, k_slices, min_split_slices, max_splits);
-  if (persistent)
-    clusters = static_cast<int>(split.parts() > 1 ? (clusters < split.num_items() ? clusters : split.num_items())
-                                                  : balanced_grid(split.num_items(), clusters));
+  if (persistent) {
+    if (split.parts() > 1) {
+      if (clusters > split.num_items()) clusters = static_cast<int>(split.num_items());
+    } else {
+      clusters = static_cast<int>(balanced_grid(split.num_items(), clusters));
+    }
+  }
   cfg.grid = dim3(static_cast<unsigned>(clusters * kClusterM));
   // The split tiles' tickets and partial sums, in this stream's scratch (zero tickets, left zero).
   SplitScratch scratch;
