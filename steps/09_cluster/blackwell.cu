@@ -14,8 +14,8 @@
 //     and (2i+1, n) of 128-row tiles, and each K slice still brings 32 KB into each CTA: B is read
 //     from L2 once per pair, and every byte of shared memory feeds twice the math of step 8.
 //   - The odd CTA's TMA loads (.cta_group::2) land in its own shared memory but complete their
-//     bytes on the LEADER's tma2mma (the barrier's address with the peer bit cleared). The leader
-//     announces both CTAs' bytes; the MMA warp, in the leader only, waits on that one barrier.
+//     bytes on the LEADER's tma2mma (the barrier's address mapped to the even rank by mapa). The
+//     leader announces both CTAs' bytes; the MMA warp, in the leader only, waits on that one barrier.
 //   - The leader's commits multicast to both CTAs (ctaMask 0b11): each CTA's producer waits on its
 //     own mma2tma, each CTA's epilogue on its own mma2ld.
 //   - ld2mma lives in the leader and counts the epilogue threads of both CTAs; the odd CTA's arrive
