@@ -41,8 +41,8 @@ BALANCED = {
            "    if (ctas > tiles) ctas = static_cast<int>(tiles);\n"),
     "09": ("    clusters = static_cast<int>(balanced_grid(sched.num_work(), clusters));\n",
            "    if (clusters > sched.num_work()) clusters = static_cast<int>(sched.num_work());\n"),
-    "10": (": balanced_grid(split.num_items(), clusters));\n",
-           ": (clusters < split.num_items() ? clusters : split.num_items()));\n"),
+    "10": ("      clusters = static_cast<int>(balanced_grid(split.num_items(), clusters));\n",
+           "      if (clusters > split.num_items()) clusters = static_cast<int>(split.num_items());\n"),
 }
 
 
