@@ -31,8 +31,8 @@ import pathlib
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-FOLDERS = {"05": "05_pipeline", "06": "06_persistent", "07": "07_warp_specialization", "08": "08_deep_pipeline",
-           "09": "09_cluster", "10": "10_multi_consumer"}
+FOLDERS = {"05": "05_pipeline", "06": "06_persistent", "08": "08_deep_pipeline", "09": "09_cluster",
+           "10": "10_multi_consumer"}
 
 # The launcher's line that trims the persistent grid to whole waves, and the cap on the work units
 # alone that it replaced (full_grid).
