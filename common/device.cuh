@@ -1,7 +1,7 @@
 // What the GPU keeps resident: the grid of a persistent kernel (steps 6-10) is the CTAs that run at
 // once, SMs x CTAs of this kernel per SM, read from the device and the occupancy API at launch time
 // (the kernel's registers, block size and shared memory decide the CTAs per SM); from step 8 on,
-// trimmed to whole waves of work (balanced_grid, at the end).
+// trimmed to whole waves of work (balanced_grid, common/scheduler.cuh).
 // https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__OCCUPANCY.html
 #pragma once
 
@@ -100,20 +100,5 @@ Status resident_clusters(void (*)(KernelArgs...), int threads, size_t smem_bytes
 }  // namespace emulated
 
 #endif
-
-// The persistent grid, sized to whole waves, for a kernel of one CTA (or cluster) per SM (steps
-// 8-10). With `resident` workers, `units` take W = ceil(units / resident) waves, the last one perhaps
-// only partly filled; the same W waves need only ceil(units / W) workers, every one busy to the
-// end. Launching those and no more leaves the rest of the GPU idle from the start instead of in the
-// last wave, which measured faster (step 8's NOTES.md), as if the busy SMs ran faster for sharing
-// the GPU's power and L2 among fewer of them. Not for two CTAs per SM (steps 6-7): the hardware
-// places a grid's CTAs one per SM before it doubles up, so a trimmed grid leaves some SMs one CTA
-// and others two, and measured no better. Never more workers than units; at least 1.
-// Example: 1024 tiles on 132 resident CTAs are 8 waves (7.76), which 128 CTAs run as well.
-constexpr int64_t balanced_grid(int64_t units, int64_t resident) {
-  if (units < 1 || resident < 1) return 1;
-  const int64_t waves = (units + resident - 1) / resident;
-  return (units + waves - 1) / waves;
-}
 
 }  // namespace gemm

@@ -66,6 +66,21 @@ GEMM_HD constexpr WorkCursor strided_walk(int64_t worker, int64_t num_workers, i
   return c;
 }
 
+// The persistent grid, sized to whole waves, for a kernel of one CTA (or cluster) per SM (steps
+// 8-10). With `resident` workers, `units` take W = ceil(units / resident) waves, the last one perhaps
+// only partly filled; the same W waves need only ceil(units / W) workers, every one busy to the
+// end. Launching those and no more leaves the rest of the GPU idle from the start instead of in the
+// last wave, which measured faster (step 8's NOTES.md), as if the busy SMs ran faster for sharing
+// the GPU's power and L2 among fewer of them. Not for two CTAs per SM (steps 6-7): the hardware
+// places a grid's CTAs one per SM before it doubles up, so a trimmed grid leaves some SMs one CTA
+// and others two, and measured no better. Never more workers than units; at least 1.
+// Example: 1024 tiles on 132 resident CTAs are 8 waves (7.76), which 128 CTAs run as well.
+GEMM_HD constexpr int64_t balanced_grid(int64_t units, int64_t resident) {
+  if (units < 1 || resident < 1) return 1;
+  const int64_t waves = (units + resident - 1) / resident;
+  return (units + waves - 1) / waves;
+}
+
 class TileScheduler {
  public:
   // tiles_m x tiles_n output tiles; cluster_m CTAs per cluster along M (1 or 2 in the steps);
@@ -142,8 +157,10 @@ class SplitK {
   // splitting off; a part gets at least min_split_slices slices (< 1 counts as 1).
   GEMM_HD constexpr SplitK(int64_t num_work, int64_t num_workers, int64_t k_slices, int64_t min_split_slices,
                            int max_splits)
-      : num_work_(num_work > 0 ? num_work : 0), k_slices_(k_slices > 0 ? k_slices : 0) {
-    const int64_t workers = num_workers > 0 ? num_workers : 1;
+      : num_work_(num_work > 0 ? num_work : 0),
+        workers_(num_workers > 0 ? num_workers : 1),
+        k_slices_(k_slices > 0 ? k_slices : 0) {
+    const int64_t workers = workers_;
     const int64_t leftover = num_work_ % workers;
     int64_t parts = 1;
     if (leftover > 0 && max_splits > 1) {
@@ -161,6 +178,13 @@ class SplitK {
   GEMM_HD constexpr int parts() const { return parts_; }                  // S (1: nothing is split)
   GEMM_HD constexpr int64_t split_units() const { return split_units_; }  // R when split, else 0
   GEMM_HD constexpr int64_t num_items() const { return num_work_ - split_units_ + split_units_ * parts_; }
+
+  // How many of the num_workers workers to launch (the persistent grid): when the last wave is
+  // split, every worker that has an item; otherwise the grid of whole waves (balanced_grid).
+  GEMM_HD constexpr int64_t grid() const {
+    if (parts_ > 1) return num_items() < workers_ ? num_items() : workers_;
+    return balanced_grid(num_items(), workers_);
+  }
 
   GEMM_HD constexpr WorkItem item(int64_t i) const {
     WorkItem w;
@@ -187,6 +211,7 @@ class SplitK {
 
  private:
   int64_t num_work_;
+  int64_t workers_;
   int64_t k_slices_;
   int parts_ = 1;
   int64_t split_units_ = 0;

@@ -13,7 +13,7 @@
 //     15 launches timed one by one, all in one process, the configurations taking turns, inputs
 //     rotating over 3x the L2 (tools/diag/diag.h, Lab::time);
 //  3. the grid: steps 8-10 as they are (the resident grid trimmed to whole waves, balanced_grid in
-//     common/device.cuh) and with every resident CTA (cluster), the stepNN_full_grid variants of
+//     common/scheduler.cuh) and with every resident CTA (cluster), the stepNN_full_grid variants of
 //     tools/diag/variants.py; each configuration's D checked against cuBLAS first.
 #include <cstdio>
 #include <string>

@@ -606,22 +606,15 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters
   cfg.smem_bytes = smem_bytes<SharedStorage>();
   cfg.stream = stream;
   // The persistent grid: the clusters resident at once (one CTA per SM, both CTAs of a cluster in
-  // one GPC), and the work split for that many. When the split fills the last wave with parts, no
-  // more clusters are launched than there are work items; otherwise the grid is trimmed to whole
-  // waves (balanced_grid: the fewest clusters that run the units in as many waves). An explicit
+  // one GPC), and the work split for that many; SplitK::grid then says how many to launch (every
+  // cluster with an item when the last wave is split, else the grid of whole waves). An explicit
   // `clusters` is taken as it is: with more clusters than items, some find no work and just exit
   // (both CTAs alike).
   const bool persistent = clusters <= 0;
   if (persistent)
     if (Status s = resident_clusters(kernel, kThreads, cfg.smem_bytes, kClusterM, &clusters); !s.ok()) return s;
   const SplitK split(sched.num_work(), clusters, k_slices, min_split_slices, max_splits);
-  if (persistent) {
-    if (split.parts() > 1) {
-      if (clusters > split.num_items()) clusters = static_cast<int>(split.num_items());
-    } else {
-      clusters = static_cast<int>(balanced_grid(split.num_items(), clusters));
-    }
-  }
+  if (persistent) clusters = static_cast<int>(split.grid());
   cfg.grid = dim3(static_cast<unsigned>(clusters * kClusterM));
   // The split tiles' tickets and partial sums, in this stream's scratch (zero tickets, left zero).
   SplitScratch scratch;

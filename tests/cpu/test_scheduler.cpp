@@ -1,6 +1,5 @@
 // The persistent tile scheduler (common/scheduler.cuh): every tile exactly once, cluster pairing,
 // phantom tiles, the grouped order and the persistent walk; and the persistent grid's size.
-#include "common/device.cuh"  // balanced_grid
 #include "common/scheduler.cuh"
 
 #include <gtest/gtest.h>
@@ -296,6 +295,19 @@ TEST(SplitK, NoSplitWhenTheLastWaveIsFullOrTooWideOrKTooShort) {
   EXPECT_EQ(one_worker.parts(), 1);
   const SplitK zero_min(3, 8, 5, 0, 16);  // min < 1 counts as 1: S = min(8 / 3 = 2, 5)
   EXPECT_EQ(zero_min.parts(), 2);
+}
+
+// The grid a split asks for: every worker with an item when the last wave is split, else whole waves.
+TEST(SplitK, GridFillsTheSplitWaveOrTrimsToWholeWaves) {
+  // 4096^3: 256 units on 66 clusters, not split (66 / 58 = 1): 4 waves, balanced_grid -> 64.
+  EXPECT_EQ(SplitK(256, 66, 64, 12, 16).grid(), 64);
+  // 3072^3: split in 4 parts (min(66 / 12, 48 / 12, 16)): 132 + 48 = 180 items, every cluster busy.
+  EXPECT_EQ(SplitK(144, 66, 48, 12, 16).grid(), 66);
+  // 1024^3 at 12 slices a part: not split (16 / 12 = 1): one wave of 16.
+  EXPECT_EQ(SplitK(16, 66, 16, 12, 16).grid(), 16);
+  // 1024^3 at 4 slices a part: 4 parts, 64 items: the 64 clusters that have one.
+  EXPECT_EQ(SplitK(16, 66, 16, 4, 16).grid(), 64);
+  static_assert(SplitK(256, 66, 64, 12, 16).grid() == 64, "usable in constant expressions");
 }
 
 // For many shapes: every (unit, K slice) is computed by exactly one item, the parts of a unit are

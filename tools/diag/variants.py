@@ -10,7 +10,7 @@ when it is not found, so a variant never measures something else by accident):
   step06_unchanged  step 6 as it is: the tools ask it for step 6's resident CTAs (they may not
                     include a step file)
   stepNN_full_grid  steps 8-10 with the persistent grid of every resident CTA (cluster), as before
-                    balanced_grid trimmed it to whole waves (common/device.cuh)
+                    balanced_grid trimmed it to whole waves (common/scheduler.cuh)
   *_trace           the same with DIAG_MARK(0) at a tile's start and DIAG_MARK(4) once its TMA store
                     has read shared memory (tools/diag/trace.cuh: %globaltimer and %smid per tile)
 
@@ -41,8 +41,8 @@ BALANCED = {
            "    if (ctas > tiles) ctas = static_cast<int>(tiles);\n"),
     "09": ("    clusters = static_cast<int>(balanced_grid(sched.num_work(), clusters));\n",
            "    if (clusters > sched.num_work()) clusters = static_cast<int>(sched.num_work());\n"),
-    "10": ("      clusters = static_cast<int>(balanced_grid(split.num_items(), clusters));\n",
-           "      if (clusters > split.num_items()) clusters = static_cast<int>(split.num_items());\n"),
+    "10": ("  if (persistent) clusters = static_cast<int>(split.grid());\n",
+           "  if (persistent && clusters > split.num_items()) clusters = static_cast<int>(split.num_items());\n"),
 }
 
 
