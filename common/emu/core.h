@@ -320,6 +320,7 @@ struct MBarrier {
   TcKnow tc_phase;  // tcgen05 dependencies of the current phase's arrivals and completions
   TcKnow tc_done;   // ... of the last completed phase: what a waiter learns
   WaitList waiters;
+  bool remote_arrivals = false;  // a thread of another CTA of the cluster has arrived on it (for messages)
 };
 
 struct NamedBar {

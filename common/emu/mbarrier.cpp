@@ -162,6 +162,7 @@ void mbarrier_arrive_on(Cta& c, uint32_t off, const char* what, const Issue* iss
   // phase completed, but is not ordered after that completion, was meant for the completed phase,
   // which then got more arrivals than its count.
   const Clock& xc = issue ? issue->xc : f->xc;
+  if (!issue && f->cta != &c) b.remote_arrivals = true;
   if (xc.at(b.slot) < b.phase)
     fail_loc(issue ? issue->contrib.loc : f->loc, issue ? issue->who : f, "more arrivals than the init count",
              std::string(what) + " arrives on " + arrival_detail(c, off, b) + ", initialised at " + where(b.init_loc) +
@@ -169,7 +170,12 @@ void mbarrier_arrive_on(Cta& c, uint32_t off, const char* what, const Issue* iss
                  " (the last arrival of that phase: " + b.last_arrival + "): this arrival is one more for phase " +
                  std::to_string(b.phase - 1) + ", which had already had its " + std::to_string(b.count) +
                  ". The init count is too low (it must equal the arrivals of one phase), or a thread arrives once "
-                 "too often");
+                 "too often" +
+                 (b.remote_arrivals
+                      ? std::string(", or a thread of another CTA of the cluster arrived for the next phase early: a "
+                                    "remote arrival counts toward the phase it lands in, so that CTA must be held "
+                                    "back until this phase completes")
+                      : std::string()));
   if (issue) {
     b.phase_vc.join(issue->vc);
     b.phase_xc.join(issue->xc);

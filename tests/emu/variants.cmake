@@ -214,6 +214,20 @@ foreach(step 09 10)
     WITH [=[mbarrier_arrive_cluster(&smem.empty[s], cluster_ctarank()); /* variant: the peer is never told */]=]
     EXPECT "^emulator: deadlock: .*CTA \\([01],0,0\\) \\[cluster rank [01]\\] warp 0 lane [0-9]+, role producer, at @FILE@:@LINE_OF:mbarrier_wait(&smem.empty@: mbarrier\\.try_wait\\.parity on mbarrier 'empty' stage 0 .*${got} of ${count} arrivals.* diagnosis: mbarrier 'empty' stage 0 \\(shared 0x[0-9a-f]+\\) of CTA \\([01],0,0\\) \\[cluster rank [01]\\] got ${got} of its ${count} arrivals this phase")
 endforeach()
+# --- B loaded by each CTA itself, no multicast, while both CTAs still release each stage -----------
+# The remote arrivals on the peer's `empty` stay in phase only because of the multicast: a CTA's
+# `full` then also waits for the peer producer's half of B, and that load waits for the peer's
+# `empty`. With each CTA loading both halves itself, one CTA can run a lap ahead and arrive on the
+# peer's barrier for the next phase before the peer's own consumer arrived for this one: the
+# barrier gets more arrivals than its count (steps/09_cluster/NOTES.md).
+foreach(step 09 10)
+  gemm_add_step_variant(step${step}_hopper_release_without_multicast STEP ${step} TRACK hopper
+    REPLACE [=[  tma_load_2d_multicast(smem.b[s] + rank * kBRowsPerCta * kTileK, map_b, &smem.full[s], k0,
+                        static_cast<int32_t>(n0 + rank * kBRowsPerCta), kClusterMask);]=]
+    WITH [=[  tma_load_2d(smem.b[s] + rank * kBRowsPerCta * kTileK, map_b, &smem.full[s], k0, static_cast<int32_t>(n0 + rank * kBRowsPerCta));
+  tma_load_2d(smem.b[s] + (rank ^ 1) * kBRowsPerCta * kTileK, map_b, &smem.full[s], k0, static_cast<int32_t>(n0 + (rank ^ 1) * kBRowsPerCta));]=]
+    EXPECT [=[^emulator: more arrivals than the init count: @FILE@:@LINE_OF:mbarrier_arrive_cluster(&smem.empty[s], r);@: mbarrier\.arrive\.shared::cluster arrives on mbarrier 'empty' stage [0-9]+ .*of CTA \([0-9]+,0,0\) \[cluster rank [01]\] .*is one more for phase [0-9]+.*a thread of another CTA of the cluster arrived for the next phase early]=])
+endforeach()
 # --- Step 10: a staging slot reused before its TMA store has read it -----------------------------
 # Each consumer stages box b in slot b % 2 and waits, before staging, until the store two boxes back
 # has read the slot. Without that wait the staging stores overwrite a slot a TMA store may still be
