@@ -52,10 +52,26 @@ struct WorkCursor {
   int64_t unit = 0;    // the current work unit
   int64_t stride = 1;  // number of workers
   int64_t end = 0;     // number of units
+  int64_t turn = 0;    // how many units this worker took before the current one
 
   GEMM_HD constexpr bool valid() const { return unit < end; }
-  GEMM_HD constexpr void advance() { unit += stride; }
+  GEMM_HD constexpr void advance() {
+    unit += stride;
+    ++turn;
+  }
 };
+
+// The order of a unit's K slices: the i-th slice (i = 0 .. k_end - k_begin - 1) that a worker loads
+// on its turn `turn` is k_begin + i on even turns and k_end - 1 - i on odd ones. The workers run in
+// waves (all of them on their turn t at once, C consecutive units), and a wave shares the rows of A
+// or the columns of B of its units with the wave before it (the next columns of the same L2 group).
+// Walking K the other way than that wave did, a worker starts on the slices the GPU loaded last,
+// which are still in L2, instead of on the first ones, which the wave's other slices have pushed
+// towards eviction. The sum over K is the same in any order (up to the float rounding of the
+// additions).
+GEMM_HD constexpr int64_t k_slice_in_turn(int64_t turn, int64_t i, int64_t k_begin, int64_t k_end) {
+  return turn % 2 == 0 ? k_begin + i : k_end - 1 - i;
+}
 
 // Worker `worker` of `num_workers` over `count` units: worker, worker + num_workers, ...
 GEMM_HD constexpr WorkCursor strided_walk(int64_t worker, int64_t num_workers, int64_t count) {

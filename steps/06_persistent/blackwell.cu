@@ -12,6 +12,8 @@
 //     blockIdx.x of gridDim.x takes units blockIdx.x, blockIdx.x + gridDim.x, ...
 //   - The units are numbered in L2-friendly groups of kGroupM tile rows: the tiles running at the
 //     same time share a few rows of A and columns of B, which then come from L2, not from DRAM.
+//   - Each CTA walks K forward on one tile and backward on the next: a wave of tiles starts on the
+//     slices the wave before it loaded last, still in L2.
 //   - Setup (TMEM allocation, barrier inits, descriptor prefetch) happens once per CTA, not once
 //     per tile, and the pipeline state lives across tiles: the barriers keep counting phases.
 //   - acc_ready completes once per tile: this CTA's tile i waits on parity i & 1.
@@ -78,6 +80,8 @@ constexpr int kGroupM = 16;
 //     m=4   12  14  16
 //     m=5   13  15  17
 //   - Worker c of C (CTA blockIdx.x of gridDim.x) takes units c, c + C, c + 2C, ...
+//   - A worker walks K forward on its even turns (its 1st, 3rd, ... unit) and backward on the odd
+//     ones (k_slice_in_turn).
 struct Tile {
   int64_t m = 0;  // tile row index along M
   int64_t n = 0;  // tile column index along N
@@ -87,10 +91,24 @@ struct WorkCursor {
   int64_t unit = 0;    // the current work unit
   int64_t stride = 1;  // number of workers
   int64_t end = 0;     // number of units
+  int64_t turn = 0;    // how many units this worker took before the current one
 
   __device__ __forceinline__ bool valid() const { return unit < end; }
-  __device__ __forceinline__ void advance() { unit += stride; }
+  __device__ __forceinline__ void advance() {
+    unit += stride;
+    ++turn;
+  }
 };
+
+// The order of a tile's K slices: the i-th slice a worker loads on its turn `turn` is k_begin + i on
+// even turns and k_end - 1 - i on odd ones. All workers are on the same turn at once, a wave of C
+// consecutive units, and a wave shares rows of A with the wave before it (the next columns of the
+// same group). Walking K the other way than that wave, a worker starts on the slices the GPU loaded
+// last, still in L2, not on the first ones, which the rest of the wave has pushed towards eviction.
+// The sum is the same in any order (up to the rounding of the float additions).
+__device__ __forceinline__ int64_t k_slice_in_turn(int64_t turn, int64_t i, int64_t k_begin, int64_t k_end) {
+  return turn % 2 == 0 ? k_begin + i : k_end - 1 - i;
+}
 
 class TileScheduler {
  public:
@@ -174,12 +192,13 @@ __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kS
   write.advance();
 }
 
-// Fills the ring with the first slices of `tile` (as many as there are stages, or slices). One thread.
+// Fills the ring with the first slices of `tile` (as many as there are stages, or slices), in the
+// K order of the worker's turn `turn` (k_slice_in_turn: backward on odd turns). One thread.
 __device__ __forceinline__ void prefetch_tile(SharedStorage& smem, PipelineState<kStages>& write,
                                               const CUtensorMap* map_a, const CUtensorMap* map_b, const Tile& tile,
-                                              int64_t k_slices) {
-  for (int64_t ks = 0; ks < kStages && ks < k_slices; ++ks)
-    load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN, ks);
+                                              int64_t k_slices, int64_t turn) {
+  for (int64_t i = 0; i < kStages && i < k_slices; ++i)
+    load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN, k_slice_in_turn(turn, i, 0, k_slices));
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -225,7 +244,7 @@ __global__ void __launch_bounds__(kThreads)
   WorkCursor cursor = sched.begin(blockIdx.x, gridDim.x);  // this CTA's first work unit
   // Prefetch: fill every stage with the first tile's slices before the first MMA.
   if (threadIdx.x == 0 && cursor.valid())
-    prefetch_tile(smem, write, &map_a, &map_b, sched.tile(cursor.unit, 0), k_slices);
+    prefetch_tile(smem, write, &map_a, &map_b, sched.tile(cursor.unit, 0), k_slices, cursor.turn);
 
   for (int64_t local = 0; cursor.valid(); cursor.advance(), ++local) {  // local: this CTA's tile count
     int64_t m0 = 0, n0 = 0;                                             // the tile's first row and column
@@ -255,10 +274,11 @@ __global__ void __launch_bounds__(kThreads)
         }
         // END SOLUTION step02
 
-        // BEGIN SOLUTION step05: tcgen05.commit to empty[read.stage] releases the stage once these MMAs complete; then refill this same stage with slice ks + kStages if it exists (load_slice waits for that release).
+        // BEGIN SOLUTION step05: tcgen05.commit to empty[read.stage] releases the stage once these MMAs complete; then refill this same stage with the turn's slice ks + kStages if it exists (k_slice_in_turn(cursor.turn, ks + kStages, 0, k_slices); load_slice waits for that release).
         tcgen05_commit<1>(&smem.empty[read.stage]);
-        const int64_t next = ks + kStages;  // the slice that goes into this stage next
-        if (next < k_slices) load_slice(smem, write, &map_a, &map_b, m0, n0, next);
+        const int64_t next = ks + kStages;  // the turn's slice that goes into this stage next
+        if (next < k_slices)
+          load_slice(smem, write, &map_a, &map_b, m0, n0, k_slice_in_turn(cursor.turn, next, 0, k_slices));
         // END SOLUTION step05
         read.advance();
       }
@@ -331,9 +351,9 @@ __global__ void __launch_bounds__(kThreads)
     }
     // END SOLUTION step04
 
-    // BEGIN SOLUTION step06: once the store has read the A buffers, thread 0 loads the next unit's first slices (unit cursor.unit + cursor.stride, if below cursor.end).
+    // BEGIN SOLUTION step06: once the store has read the A buffers, thread 0 loads the next unit's first slices (unit cursor.unit + cursor.stride, if below cursor.end; its turn is cursor.turn + 1).
     if (threadIdx.x == 0 && cursor.unit + cursor.stride < cursor.end)
-      prefetch_tile(smem, write, &map_a, &map_b, sched.tile(cursor.unit + cursor.stride, 0), k_slices);
+      prefetch_tile(smem, write, &map_a, &map_b, sched.tile(cursor.unit + cursor.stride, 0), k_slices, cursor.turn + 1);
     // END SOLUTION step06
   }
 

@@ -217,6 +217,41 @@ TEST(Scheduler, BalancedGridRunsTheSameWavesWithFewerWorkers) {
     }
 }
 
+// The K order of a worker's turns: forward on its first unit, backward on its second, and so on;
+// every turn loads each slice of its range exactly once. Values worked out by hand.
+TEST(Scheduler, KSlicesAlternateDirectionByTurn) {
+  WorkCursor w = strided_walk(/*worker=*/3, /*num_workers=*/8, /*count=*/30);
+  const int64_t expected_units[] = {3, 11, 19, 27};
+  for (int64_t t = 0; t < 4; ++t, w.advance()) {
+    ASSERT_TRUE(w.valid());
+    EXPECT_EQ(w.unit, expected_units[t]);
+    EXPECT_EQ(w.turn, t) << "turn counts the units taken before this one";
+  }
+  EXPECT_FALSE(w.valid());
+  // Slices [2, 6): turn 0 loads 2 3 4 5, turn 1 loads 5 4 3 2, turn 2 forward again.
+  const int64_t forward[] = {2, 3, 4, 5}, backward[] = {5, 4, 3, 2};
+  for (int64_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(k_slice_in_turn(0, i, 2, 6), forward[i]);
+    EXPECT_EQ(k_slice_in_turn(1, i, 2, 6), backward[i]);
+    EXPECT_EQ(k_slice_in_turn(2, i, 2, 6), forward[i]);
+    EXPECT_EQ(k_slice_in_turn(7, i, 2, 6), backward[i]);
+  }
+  // Every slice once, at any turn and range (a split part's range included).
+  for (int64_t turn = 0; turn < 4; ++turn)
+    for (int64_t begin = 0; begin < 5; ++begin)
+      for (int64_t end = begin + 1; end < 12; ++end) {
+        std::vector<int> seen(static_cast<size_t>(end), 0);
+        for (int64_t i = 0; i < end - begin; ++i) {
+          const int64_t k = k_slice_in_turn(turn, i, begin, end);
+          ASSERT_GE(k, begin);
+          ASSERT_LT(k, end);
+          ++seen[static_cast<size_t>(k)];
+        }
+        for (int64_t k = begin; k < end; ++k) ASSERT_EQ(seen[static_cast<size_t>(k)], 1) << "slice " << k;
+      }
+  static_assert(k_slice_in_turn(1, 0, 0, 64) == 63, "usable in constant expressions");
+}
+
 TEST(Scheduler, UsableInConstantExpressions) {
   constexpr TileScheduler s(4, 4, 2, 4);
   static_assert(s.num_work() == 8);
