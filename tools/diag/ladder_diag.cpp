@@ -77,10 +77,16 @@ bool run_shape(Lab& lab, const Shape& s, const std::string& out_dir, bool ncu) {
   }
   std::printf("\n== %lldx%lldx%lld: %d rotating input sets\n", static_cast<long long>(s.m), static_cast<long long>(s.n),
               static_cast<long long>(s.k), lab.set_count(s));
-  // Every configuration computes step 5's D bit for bit: the same wgmmas on the same data per tile.
-  std::vector<Config> all = timed;
-  for (const char* name : kTraced) all.push_back(config(name, variant(name).run));
-  if (!lab.check_same_d(s, hopper_step(step05_info()), all)) return false;
+  // Steps 4 and 5 and their variants compute step 5's D bit for bit: the same wgmmas on the same
+  // data per tile. Step 6 and its variants are checked against cuBLAS: a CTA walks K backward on its
+  // odd turns, so a tile's float sums depend on which turn computes it.
+  std::vector<Config> same_as_step05, step06_and_after;
+  for (const Config& c : timed) (c.name.rfind("step06", 0) == 0 ? step06_and_after : same_as_step05).push_back(c);
+  for (const char* name : kTraced)
+    (std::string(name).rfind("step06", 0) == 0 ? step06_and_after : same_as_step05)
+        .push_back(config(name, variant(name).run));
+  if (!lab.check_same_d(s, hopper_step(step05_info()), same_as_step05)) return false;
+  if (!lab.check_against_cublas(s, step06_and_after)) return false;
   lab.time(s, timed, kWarmup, kRuns);
   write_traces(lab, s, out_dir);
   return true;
