@@ -1,5 +1,5 @@
 // The measurements behind step 6's L2 group size (kGroupM) and the grid of steps 8-10 trimmed to
-// whole waves, and a check that step 6's persistent grid computes the same D whatever the grid.
+// whole waves, and a check that step 6's persistent grid computes a correct D whatever the grid.
 // Hopper track (an H100 or H200); a target of the build:
 //
 //   cmake --build build --target persistent_sweep && build/persistent_sweep [M N K]...

@@ -268,7 +268,8 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
 
 // The launcher with its two knobs exposed: `group_m`, the L2 group size, and `ctas`, the grid
 // (<= 0: every CTA that fits on the GPU at once, the persistent grid). run() uses kGroupM and the
-// persistent grid. Every grid computes the same D.
+// persistent grid. Every grid computes a correct D; its float rounding depends on the grid, which
+// sets the turn, and so the K order, of each tile (k_slice_in_turn).
 Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
   if (Status s = check_problem(Contract::general, p); !s.ok()) return s;
   const int64_t tiles = ((p.m + kTileM - 1) / kTileM) * ((p.n + kTileN - 1) / kTileN);

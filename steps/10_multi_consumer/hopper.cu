@@ -413,10 +413,11 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
 }
 
 // The launcher with its knobs exposed: `group_m`, the L2 group size, `clusters`, the grid in
-// clusters (<= 0: every cluster that fits on the GPU at once, the persistent grid), and the split of
-// the last wave: at least `min_split_slices` K slices per part, at most `max_splits` parts (1: no
-// split). run() uses kGroupM, the persistent grid, kMinSplitSlices and kMaxSplits. Every grid and
-// split computes the same D (up to the order of a split tile's float additions).
+// clusters (<= 0: every cluster that fits on the GPU at once, the persistent grid), and the split
+// of the last wave: at least `min_split_slices` K slices per part, at most `max_splits` parts (1:
+// no split). run() uses kGroupM, the persistent grid, kMinSplitSlices and kMaxSplits. Every grid
+// and split computes a correct D; its float rounding depends on both (the K order of a tile follows
+// its worker's turn, and a split tile adds its parts in part order).
 Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters, int min_split_slices,
                 int max_splits) {
   if (Status s = check_problem(Contract::general, p); !s.ok()) return s;
