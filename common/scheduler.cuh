@@ -52,13 +52,11 @@ struct WorkCursor {
   int64_t unit = 0;    // the current work unit
   int64_t stride = 1;  // number of workers
   int64_t end = 0;     // number of units
-  int64_t turn = 0;    // how many units this worker took before the current one
 
   GEMM_HD constexpr bool valid() const { return unit < end; }
-  GEMM_HD constexpr void advance() {
-    unit += stride;
-    ++turn;
-  }
+  GEMM_HD constexpr void advance() { unit += stride; }
+  // How many units this worker took before the current one (it started at unit = worker < stride).
+  GEMM_HD constexpr int64_t turn() const { return unit / stride; }
 };
 
 // The order of a unit's K slices: the i-th slice (i = 0 .. k_end - k_begin - 1) that a worker loads

@@ -91,13 +91,11 @@ struct WorkCursor {
   int64_t unit = 0;    // the current work unit
   int64_t stride = 1;  // number of workers
   int64_t end = 0;     // number of units
-  int64_t turn = 0;    // how many units this worker took before the current one
 
   __device__ __forceinline__ bool valid() const { return unit < end; }
-  __device__ __forceinline__ void advance() {
-    unit += stride;
-    ++turn;
-  }
+  __device__ __forceinline__ void advance() { unit += stride; }
+  // How many units this worker took before the current one (it started at unit = worker < stride).
+  __device__ __forceinline__ int64_t turn() const { return unit / stride; }
 };
 
 // The order of a tile's K slices: the i-th slice a worker loads on its turn `turn` is k_begin + i on
@@ -244,7 +242,7 @@ __global__ void __launch_bounds__(kThreads)
   WorkCursor cursor = sched.begin(blockIdx.x, gridDim.x);  // this CTA's first work unit
   // Prefetch: fill every stage with the first tile's slices before the first MMA.
   if (threadIdx.x == 0 && cursor.valid())
-    prefetch_tile(smem, write, &map_a, &map_b, sched.tile(cursor.unit, 0), k_slices, cursor.turn);
+    prefetch_tile(smem, write, &map_a, &map_b, sched.tile(cursor.unit, 0), k_slices, cursor.turn());
 
   for (int64_t local = 0; cursor.valid(); cursor.advance(), ++local) {  // local: this CTA's tile count
     int64_t m0 = 0, n0 = 0;                                             // the tile's first row and column
@@ -274,11 +272,11 @@ __global__ void __launch_bounds__(kThreads)
         }
         // END SOLUTION step02
 
-        // BEGIN SOLUTION step05: tcgen05.commit to empty[read.stage] releases the stage once these MMAs complete; then refill this same stage with the turn's slice ks + kStages if it exists (k_slice_in_turn(cursor.turn, ks + kStages, 0, k_slices); load_slice waits for that release).
+        // BEGIN SOLUTION step05: tcgen05.commit to empty[read.stage] releases the stage once these MMAs complete; then refill this same stage with the turn's slice ks + kStages if it exists (k_slice_in_turn(cursor.turn(), ks + kStages, 0, k_slices); load_slice waits for that release).
         tcgen05_commit<1>(&smem.empty[read.stage]);
         const int64_t next = ks + kStages;  // the turn's slice that goes into this stage next
         if (next < k_slices)
-          load_slice(smem, write, &map_a, &map_b, m0, n0, k_slice_in_turn(cursor.turn, next, 0, k_slices));
+          load_slice(smem, write, &map_a, &map_b, m0, n0, k_slice_in_turn(cursor.turn(), next, 0, k_slices));
         // END SOLUTION step05
         read.advance();
       }
@@ -351,9 +349,10 @@ __global__ void __launch_bounds__(kThreads)
     }
     // END SOLUTION step04
 
-    // BEGIN SOLUTION step06: once the store has read the A buffers, thread 0 loads the next unit's first slices (unit cursor.unit + cursor.stride, if below cursor.end; its turn is cursor.turn + 1).
+    // BEGIN SOLUTION step06: once the store has read the A buffers, thread 0 loads the next unit's first slices (unit cursor.unit + cursor.stride, if below cursor.end; its turn is cursor.turn() + 1).
     if (threadIdx.x == 0 && cursor.unit + cursor.stride < cursor.end)
-      prefetch_tile(smem, write, &map_a, &map_b, sched.tile(cursor.unit + cursor.stride, 0), k_slices, cursor.turn + 1);
+      prefetch_tile(smem, write, &map_a, &map_b, sched.tile(cursor.unit + cursor.stride, 0), k_slices,
+                    cursor.turn() + 1);
     // END SOLUTION step06
   }
 

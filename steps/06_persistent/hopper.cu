@@ -88,13 +88,11 @@ struct WorkCursor {
   int64_t unit = 0;    // the current work unit
   int64_t stride = 1;  // number of workers
   int64_t end = 0;     // number of units
-  int64_t turn = 0;    // how many units this worker took before the current one
 
   __device__ __forceinline__ bool valid() const { return unit < end; }
-  __device__ __forceinline__ void advance() {
-    unit += stride;
-    ++turn;
-  }
+  __device__ __forceinline__ void advance() { unit += stride; }
+  // How many units this worker took before the current one (it started at unit = worker < stride).
+  __device__ __forceinline__ int64_t turn() const { return unit / stride; }
 };
 
 // The order of a tile's K slices: the i-th slice a worker loads on its turn `turn` is k_begin + i on
@@ -225,7 +223,7 @@ __global__ void __launch_bounds__(kThreads)
   WorkCursor cursor = sched.begin(blockIdx.x, gridDim.x);  // this CTA's first work unit
   // Prefetch: fill every stage with the first tile's slices before the first wgmma.
   if (threadIdx.x == 0 && cursor.valid())
-    prefetch_tile(smem, write, &map_a, &map_b, sched.tile(cursor.unit, 0), k_slices, cursor.turn);
+    prefetch_tile(smem, write, &map_a, &map_b, sched.tile(cursor.unit, 0), k_slices, cursor.turn());
 
   for (; cursor.valid(); cursor.advance()) {
     int64_t m0 = 0, n0 = 0;  // the tile's first row and column
@@ -262,14 +260,14 @@ __global__ void __launch_bounds__(kThreads)
       wgmma_commit_group();
       // END SOLUTION step02
 
-      // BEGIN SOLUTION step05: wait_group 0 completes this slice's group; lane 0 of each warp arrives on empty[read.stage], and thread 0 refills that stage with the turn's slice ks + kStages if it exists (k_slice_in_turn(cursor.turn, ks + kStages, 0, k_slices)).
+      // BEGIN SOLUTION step05: wait_group 0 completes this slice's group; lane 0 of each warp arrives on empty[read.stage], and thread 0 refills that stage with the turn's slice ks + kStages if it exists (k_slice_in_turn(cursor.turn(), ks + kStages, 0, k_slices)).
       wgmma_wait_group<0>();  // this warp's share of slice ks's wgmmas has finished reading the stage
       wgmma_fence_operands(acc[0]);
       wgmma_fence_operands(acc[1]);
       if (lane_id() == 0) mbarrier_arrive(&smem.empty[read.stage]);
       const int64_t next = ks + kStages;  // the turn's slice that goes into this stage next
       if (threadIdx.x == 0 && next < k_slices)
-        load_slice(smem, write, &map_a, &map_b, m0, n0, k_slice_in_turn(cursor.turn, next, 0, k_slices));
+        load_slice(smem, write, &map_a, &map_b, m0, n0, k_slice_in_turn(cursor.turn(), next, 0, k_slices));
       // END SOLUTION step05
       read.advance();
     }
@@ -319,9 +317,10 @@ __global__ void __launch_bounds__(kThreads)
     }
     // END SOLUTION step04
 
-    // BEGIN SOLUTION step06: once the store has read the A buffers, thread 0 loads the next unit's first slices (unit cursor.unit + cursor.stride, if below cursor.end; its turn is cursor.turn + 1).
+    // BEGIN SOLUTION step06: once the store has read the A buffers, thread 0 loads the next unit's first slices (unit cursor.unit + cursor.stride, if below cursor.end; its turn is cursor.turn() + 1).
     if (threadIdx.x == 0 && cursor.unit + cursor.stride < cursor.end)
-      prefetch_tile(smem, write, &map_a, &map_b, sched.tile(cursor.unit + cursor.stride, 0), k_slices, cursor.turn + 1);
+      prefetch_tile(smem, write, &map_a, &map_b, sched.tile(cursor.unit + cursor.stride, 0), k_slices,
+                    cursor.turn() + 1);
     // END SOLUTION step06
   }
 }

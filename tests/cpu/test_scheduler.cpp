@@ -225,7 +225,7 @@ TEST(Scheduler, KSlicesAlternateDirectionByTurn) {
   for (int64_t t = 0; t < 4; ++t, w.advance()) {
     ASSERT_TRUE(w.valid());
     EXPECT_EQ(w.unit, expected_units[t]);
-    EXPECT_EQ(w.turn, t) << "turn counts the units taken before this one";
+    EXPECT_EQ(w.turn(), t) << "turn counts the units taken before this one";
   }
   EXPECT_FALSE(w.valid());
   // Slices [2, 6): turn 0 loads 2 3 4 5, turn 1 loads 5 4 3 2, turn 2 forward again.
