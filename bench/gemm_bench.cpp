@@ -9,13 +9,15 @@
 // What one step benchmark does (bench/README.md says why):
 //  1. Once per (step, shape): runs the step on fresh inputs and checks D against cuBLAS
 //     (run_and_check, float mode). A step that fails is reported as an error and never timed.
-//  2. Inputs: a rotation of input sets of the shape that together hold at least 3x the L2.
-//  3. Warm-up, then per iteration: a short GPU spin, event, step on set i, event; a short GPU
-//     spin, event, cuBLAS on set i + sets/2, event. The step's time is the manual time; cuBLAS's
-//     is kept beside it. Each call follows its own spin, so neither can start under the other.
+//  2. Inputs: a rotation of input sets of the shape that together hold at least 3x the L2; every
+//     call, step or cuBLAS, takes the next set.
+//  3. Warm-up, then per iteration: the step, then cuBLAS, each timed alone (time_alone: a 50 us
+//     GPU spin, event, call, event). The step's time is the manual time; cuBLAS's is kept beside
+//     it. Each call follows its own spin, so neither can start under the other.
 //  4. Counters, medians over the repetition's iterations: TFLOPS (the step's), cublas_TFLOPS,
 //     ratio_to_cublas = TFLOPS / cublas_TFLOPS (> 1: faster than cuBLAS), step_ms, cublas_ms,
-//     sets. Run with --benchmark_repetitions for median aggregates (tools/compare.sh does).
+//     sets; late: calls of the repetition timed again because they reached the GPU after their
+//     spin had ended. Run with --benchmark_repetitions for median aggregates (compare.sh does).
 // Flags are checked before anything looks for a GPU, and --benchmark_list_tests needs none (it
 // lists every built step then).
 // Exit status: 0 all ran, 1 a step was wrong or failed, 2 bad flags, 3 no GPU (or no track for it).
@@ -78,11 +80,12 @@ constexpr const char* kInputs =
     "[-1, 1), rounded toward zero, never all zeros; D starts poisoned (NaN)";
 constexpr const char* kRotation =
     "each benchmark cycles through N input sets (A, B, D) of its shape holding together at least 3x the L2 "
-    "(N >= 3, counter 'sets'); in one iteration the step uses set i and cuBLAS set i + N/2, so neither finds "
-    "the other's inputs in L2";
+    "(N >= 3, counter 'sets'); every call, step or cuBLAS, takes the next set in turn, so no call finds the "
+    "inputs of the N - 1 calls before it in L2";
 constexpr const char* kTiming =
-    "CUDA events around each call; the benchmark's manual time is the step's; a 50 us GPU spin before each "
-    "call (step and cuBLAS alike) keeps host launch latency out and neither call overlapping the other; "
+    "CUDA events around each call; the benchmark's manual time is the step's; a 50 us GPU spin (wall clock) "
+    "before each call, step and cuBLAS alike, keeps host launch latency out and neither call overlapping the "
+    "other (a call that reaches the GPU after its spin has ended is timed again, counter 'late'); "
     "warm-up (>= 2 iterations, >= 20 ms) before timing; counters are medians over one repetition's iterations";
 constexpr const char* kRatio =
     "ratio_to_cublas = step TFLOPS / cuBLAS TFLOPS (= cublas_ms / step_ms), medians of the same iterations, "
@@ -167,7 +170,7 @@ template <class F>
 void warm_up(F&& iteration) {
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0;; ++i) {
-    iteration(g->next_set++);
+    iteration();
     const std::chrono::duration<double, std::milli> spent = std::chrono::steady_clock::now() - start;
     if (i + 1 >= kWarmupCalls && spent.count() >= kWarmupMs) break;
   }
@@ -184,26 +187,16 @@ void bm_step(benchmark::State& state, const std::string& name, StepFn step, Shap
     if (const std::string& verdict = check_once(name, step, shape); !verdict.empty()) return fail(state, verdict);
     const RotatingOperands& sets = sets_for(shape);
     const cudaStream_t stream = g->backend->stream();
-    const int64_t offset = sets.sets() / 2;  // cuBLAS's set, relative to the step's
-    CudaEvents ev(4);
+    const CudaEvents ev(2);
     float step_ms = 0, cublas_ms = 0;
-    auto iteration = [&](int64_t i) {
-      const Problem ps = sets.problem(i), pc = sets.problem(i + offset);
-      enqueue_gpu_delay(stream, kSpinUs);
-      ev.record(0, stream);
-      if (Status s = step(ps, stream); !s.ok()) throw Error("the step failed: " + s.message());
-      ev.record(1, stream);
-      // cuBLAS gets its own spin too: enqueued right behind the step, it measured faster than
-      // after a spin (bench/README.md), as if part of its work ran before its first event, under
-      // the step's last CTAs. Behind a spin, both calls start from the same idle GPU.
-      enqueue_gpu_delay(stream, kSpinUs);
-      ev.record(2, stream);
-      g->cublas->run(pc);
-      ev.record(3, stream);
-      ev.synchronize(3);
-      CUDA_CHECK(cudaGetLastError());
-      step_ms = ev.elapsed_ms(0, 1);
-      cublas_ms = ev.elapsed_ms(2, 3);
+    int64_t late = 0;
+    auto step_call = [&] {
+      if (Status s = step(sets.problem(g->next_set++), stream); !s.ok()) throw Error("the step failed: " + s.message());
+    };
+    auto cublas_call = [&] { g->cublas->run(sets.problem(g->next_set++)); };
+    auto iteration = [&] {
+      step_ms = time_alone(stream, ev, step_call, kSpinUs, &late);
+      cublas_ms = time_alone(stream, ev, cublas_call, kSpinUs, &late);
     };
     warm_up(iteration);
 
@@ -211,7 +204,7 @@ void bm_step(benchmark::State& state, const std::string& name, StepFn step, Shap
     step_times.reserve(static_cast<size_t>(state.max_iterations));
     cublas_times.reserve(static_cast<size_t>(state.max_iterations));
     for (auto _ : state) {
-      iteration(g->next_set++);
+      iteration();
       state.SetIterationTime(step_ms * 1e-3);
       step_times.push_back(step_ms);
       cublas_times.push_back(cublas_ms);
@@ -223,6 +216,7 @@ void bm_step(benchmark::State& state, const std::string& name, StepFn step, Shap
     state.counters["step_ms"] = step_med;
     state.counters["cublas_ms"] = cublas_med;
     state.counters["sets"] = sets.sets();
+    state.counters["late"] = static_cast<double>(late);
     state.SetLabel(g->labels[name]);
   } catch (const std::exception& e) {
     fail(state, e.what());
@@ -234,24 +228,17 @@ void bm_cublas(benchmark::State& state, Shape shape) {
   try {
     const RotatingOperands& sets = sets_for(shape);
     const cudaStream_t stream = g->backend->stream();
-    CudaEvents ev(2);
+    const CudaEvents ev(2);
     float ms = 0;
-    auto iteration = [&](int64_t i) {
-      const Problem p = sets.problem(i);
-      enqueue_gpu_delay(stream, kSpinUs);
-      ev.record(0, stream);
-      g->cublas->run(p);
-      ev.record(1, stream);
-      ev.synchronize(1);
-      CUDA_CHECK(cudaGetLastError());
-      ms = ev.elapsed_ms(0, 1);
-    };
+    int64_t late = 0;
+    auto call = [&] { g->cublas->run(sets.problem(g->next_set++)); };
+    auto iteration = [&] { ms = time_alone(stream, ev, call, kSpinUs, &late); };
     warm_up(iteration);
 
     std::vector<float> times;
     times.reserve(static_cast<size_t>(state.max_iterations));
     for (auto _ : state) {
-      iteration(g->next_set++);
+      iteration();
       state.SetIterationTime(ms * 1e-3);
       times.push_back(ms);
     }
@@ -261,6 +248,7 @@ void bm_cublas(benchmark::State& state, Shape shape) {
     state.counters["ratio_to_cublas"] = 1.0;
     state.counters["cublas_ms"] = med;
     state.counters["sets"] = sets.sets();
+    state.counters["late"] = static_cast<double>(late);
     state.SetLabel("reference");
   } catch (const std::exception& e) {
     fail(state, e.what());

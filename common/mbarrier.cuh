@@ -7,6 +7,7 @@
 // emulator's deadlock report can say which wait hangs.
 #pragma once
 
+#include "common/clock.cuh"
 #include "common/cluster.cuh"
 #include "common/defs.cuh"
 #include "common/smem.cuh"
@@ -80,14 +81,6 @@ GEMM_DEVICE bool mbarrier_try_wait_parity(uint64_t* bar, uint32_t parity) {
 }
 
 #if defined(GEMM_WATCHDOG) && GEMM_WATCHDOG
-// The wall clock of the GPU in ns.
-// https://docs.nvidia.com/cuda/parallel-thread-execution/#special-registers-globaltimer
-GEMM_DEVICE uint64_t globaltimer_ns() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
 // Spins until the phase with parity `parity` has completed, or reports the wait and traps.
 GEMM_DEVICE void mbarrier_wait(uint64_t* bar, uint32_t parity, WaitTag tag) {
   if (mbarrier_try_wait_parity(bar, parity)) return;

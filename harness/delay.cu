@@ -1,27 +1,26 @@
-// enqueue_gpu_delay (harness/timer.h): one thread that spins for a number of SM clock cycles.
+// enqueue_gpu_delay (harness/timer.h): one thread that waits for a number of nanoseconds of the
+// GPU's global timer.
 #include <cuda_runtime.h>
 
+#include "common/clock.cuh"
 #include "harness/check.h"
 #include "harness/timer.h"
 
 namespace gemm {
 namespace {
 
-__global__ void spin_kernel(long long cycles) {
-  const long long start = clock64();
-  while (clock64() - start < cycles) __nanosleep(256);
+// Wall-clock time, not SM cycles: a thread that sleeps in a loop on clock64 may find the SM clock
+// lowered under it, and a wait of "50 us" in cycles then lasts several times as long.
+__global__ void spin_kernel(uint64_t ns) {
+  const uint64_t start = globaltimer_ns();
+  while (globaltimer_ns() - start < ns) __nanosleep(256);
 }
 
 }  // namespace
 
 void enqueue_gpu_delay(cudaStream_t stream, unsigned microseconds) {
-  // Cycles at the peak SM clock: at a lower clock the delay only gets longer, which is harmless.
-  int device = 0, clock_khz = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
-  const long long cycles = static_cast<long long>(microseconds) * (clock_khz / 1000);
   // The harness's own kernels launch with <<<>>>: the step-file rules (docs/design.md) are for steps.
-  spin_kernel<<<1, 1, 0, stream>>>(cycles);
+  spin_kernel<<<1, 1, 0, stream>>>(uint64_t{microseconds} * 1000);
   CUDA_CHECK(cudaGetLastError());
 }
 

@@ -24,6 +24,8 @@ class CudaEvents {
   size_t size() const { return events_.size(); }
   // Records event i on `stream`.
   void record(size_t i, cudaStream_t stream) const;
+  // True once the GPU has passed event i (recorded), without waiting for it.
+  bool done(size_t i) const;
   // Waits for event i; then the milliseconds between events `from` and `to` (both recorded).
   void synchronize(size_t i) const;
   float elapsed_ms(size_t from, size_t to) const;
@@ -32,11 +34,23 @@ class CudaEvents {
   std::vector<cudaEvent_t> events_;
 };
 
-// Keeps `stream` busy on the GPU for about `microseconds` (one thread spinning on the global
-// timer). Enqueued just before a timed region that starts on an idle GPU, it gives the host time to
-// enqueue the whole region before the GPU reaches the region's first event, so the host's launch
-// latency stays out of the measurement, as it does for calls enqueued back to back.
+// Keeps `stream` busy on the GPU for `microseconds` of wall-clock time (one thread waiting on the
+// global timer). Enqueued just before a timed region that starts on an idle GPU, it gives the host
+// time to enqueue the whole region before the GPU reaches the region's first event, so the host's
+// launch latency stays out of the measurement, as it does for calls enqueued back to back.
 void enqueue_gpu_delay(cudaStream_t stream, unsigned microseconds);
+
+// Times one call alone: a GPU spin of `spin_us` (enqueue_gpu_delay), event 0 of `events`, the call
+// (`enqueue`, which only enqueues work on `stream` and throws to report a failure), event 1; then
+// waits and returns the call's milliseconds. The spin must outlast the host's work of enqueueing
+// the call: if the GPU has already passed event 0 when `enqueue` returns, the time may include the
+// GPU waiting for the launch, so it is dropped, one is added to `*late`, and the call is timed
+// again; after kMaxLateCalls such calls in a row it throws (the spin is too short for this host).
+// `enqueue` is called once per attempt: it should take fresh inputs each time, so that a repeated
+// call does not find the dropped call's inputs in L2.
+constexpr int kMaxLateCalls = 3;
+float time_alone(cudaStream_t stream, const CudaEvents& events, const std::function<void()>& enqueue, unsigned spin_us,
+                 int64_t* late);
 
 // Runs `enqueue` `warmup` times untimed, then `iters` times with an event between calls, and
 // returns each call's milliseconds. The calls are enqueued back to back and waited for once at
@@ -46,12 +60,11 @@ std::vector<float> time_ms(cudaStream_t stream, const std::function<void()>& enq
 
 // Times `calls` taking turns, as the diagnostics in tools/ compare configurations in one process.
 // Each round runs every call once, in an order rotated by one each round (so that no call always
-// follows the same one, and clock drift weighs on all alike). Each call runs alone: a GPU spin of
-// `spin_us` (enqueue_gpu_delay: the host's launch latency stays out), an event, the call, an event,
-// and a wait before the next call. The first `warmup` rounds are not timed. A call is given the
-// number of calls made before it, warm-up included (to pick its input set with: each call then
-// finds different inputs from the one before). Returns, per call, the milliseconds of each timed
-// round. `calls` must only enqueue work on `stream`; they throw to report a failure.
+// follows the same one, and clock drift weighs on all alike). Each call runs alone (time_alone,
+// after a GPU spin of `spin_us`). The first `warmup` rounds are not timed. A call is given the
+// number of calls made before it, warm-up and late attempts included (to pick its input set with:
+// each call then finds different inputs from the one before). Returns, per call, the milliseconds
+// of each timed round. `calls` must only enqueue work on `stream`; they throw to report a failure.
 std::vector<std::vector<float>> time_in_turns(cudaStream_t stream,
                                               const std::vector<std::function<void(int64_t call)>>& calls, int warmup,
                                               int rounds, unsigned spin_us = 50);

@@ -56,6 +56,7 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.cuh"
 #include "common/fence.cuh"
 #include "common/mbarrier.cuh"
 #include "common/smem.cuh"
@@ -152,10 +153,8 @@ struct Ring {
 
 __device__ __forceinline__ void stamp(const Work& w, int which) {
   if (blockIdx.x != 0 || threadIdx.x != 0) return;
-  uint64_t ns;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
   w.clocks[2 * which] = static_cast<unsigned long long>(clock64());
-  w.clocks[2 * which + 1] = ns;
+  w.clocks[2 * which + 1] = globaltimer_ns();
 }
 
 // The ring: dynamic shared memory from a 1024-byte boundary (the SW128 atom), then the barriers.
@@ -329,11 +328,9 @@ __global__ void l2_flush_kernel(const uint4* p, size_t n, unsigned* sink) {
 // Keeps the GPU busy for `ns` nanoseconds, so that the host has enqueued what follows before the
 // GPU reaches it (the host's launch latency stays out of a timed region).
 __global__ void spin_kernel(unsigned ns) {
-  uint64_t t0, t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-  do {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  } while (t - t0 < ns);
+  const uint64_t t0 = globaltimer_ns();
+  while (globaltimer_ns() - t0 < ns) {
+  }
 }
 
 __global__ void fill_kernel(uint32_t* p, size_t n, uint32_t seed) {

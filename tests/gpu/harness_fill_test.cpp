@@ -4,15 +4,18 @@
 // to do. Skipped, with the reason, where there is no GPU.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "harness/backend.h"
+#include "harness/check.h"
 #include "harness/compare.h"
 #include "harness/device.h"
 #include "harness/reference.h"
@@ -104,7 +107,9 @@ TEST_F(GpuTest, TimeInTurnsRotatesTheOrder) {
       made.push_back({c, call});
       cublas.run(ops.problem());
     });
-  const std::vector<std::vector<float>> ms = time_in_turns(backend_->stream(), calls, /*warmup=*/1, /*rounds=*/4);
+  // A 2 ms spin: far longer than enqueueing a cuBLAS call takes, so no call is late and timed again.
+  const std::vector<std::vector<float>> ms =
+      time_in_turns(backend_->stream(), calls, /*warmup=*/1, /*rounds=*/4, /*spin_us=*/2000);
   ASSERT_EQ(ms.size(), 3u);
   for (const std::vector<float>& t : ms) {
     ASSERT_EQ(t.size(), 4u);
@@ -116,6 +121,50 @@ TEST_F(GpuTest, TimeInTurnsRotatesTheOrder) {
     EXPECT_EQ(made[i].first, static_cast<int>((i % 3 + static_cast<size_t>(round)) % 3)) << i;
     EXPECT_EQ(made[i].second, static_cast<int64_t>(i));
   }
+}
+
+// The spin before a timed call lasts its wall-clock time (not SM cycles, which may run slower).
+TEST_F(GpuTest, GpuDelayLastsItsWallClockTime) {
+  const CudaEvents ev(2);
+  const cudaStream_t stream = backend_->stream();
+  std::vector<float> ms;
+  for (int i = 0; i < 5; ++i) {
+    ev.record(0, stream);
+    enqueue_gpu_delay(stream, 200);
+    ev.record(1, stream);
+    ev.synchronize(1);
+    ms.push_back(ev.elapsed_ms(0, 1));
+  }
+  EXPECT_GE(median(ms), 0.2);
+  EXPECT_LT(median(ms), 0.3) << "a 200 us spin took " << median(ms) << " ms";
+}
+
+// time_alone times a call that the spin outlasts once; a call whose enqueueing outlasts the spin
+// is timed again, and after kMaxLateCalls such calls in a row it throws.
+TEST_F(GpuTest, TimeAloneRetriesLateCalls) {
+  CublasReference cublas(backend_->stream());
+  Operands ops(*backend_, Shape{256, 256, 256}, 1, InputMode::float_uniform);
+  const CudaEvents ev(2);
+  int64_t late = 0;
+  int calls = 0;
+  auto fast = [&] {
+    ++calls;
+    cublas.run(ops.problem());
+  };
+  const float t = time_alone(backend_->stream(), ev, fast, /*spin_us=*/2000, &late);
+  EXPECT_GT(t, 0.0f);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(late, 0);
+
+  calls = 0;
+  auto slow = [&] {
+    ++calls;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the host outlasts the 20 us spin
+    cublas.run(ops.problem());
+  };
+  EXPECT_THROW(time_alone(backend_->stream(), ev, slow, /*spin_us=*/20, &late), Error);
+  EXPECT_EQ(calls, kMaxLateCalls);
+  EXPECT_EQ(late, kMaxLateCalls);
 }
 
 TEST_F(GpuTest, DeviceInfoDescribesTheGpu) {

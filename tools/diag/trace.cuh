@@ -5,15 +5,11 @@
 // the variant's set_trace() changes. Each variant source has its own g_trace (internal linkage).
 #pragma once
 
+#include "common/clock.cuh"
+
 namespace gemm::diag {
 
 static __device__ unsigned long long* g_trace = nullptr;
-
-__device__ __forceinline__ unsigned long long globaltimer() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 __device__ __forceinline__ unsigned smid() {
   unsigned s;
@@ -27,7 +23,7 @@ __device__ __forceinline__ unsigned smid() {
 #define DIAG_MARK(slot)                                                                                 \
   if (::gemm::diag::g_trace != nullptr && threadIdx.x == 0) {                                           \
     unsigned long long* r_ = ::gemm::diag::g_trace + ((m0 / 128) + (n0 / 128) * ((M + 127) / 128)) * 8; \
-    r_[slot] = ::gemm::diag::globaltimer();                                                             \
+    r_[slot] = ::gemm::globaltimer_ns();                                                                \
     if ((slot) == 0) {                                                                                  \
       r_[5] = ::gemm::diag::smid();                                                                     \
       r_[6] = blockIdx.x;                                                                               \
