@@ -11,7 +11,7 @@
 //     (run_and_check, float mode). A step that fails is reported as an error and never timed.
 //  2. Inputs: a rotation of input sets of the shape that together hold at least 3x the L2; every
 //     call, step or cuBLAS, takes the next set.
-//  3. Warm-up, then per iteration: the step, then cuBLAS, each timed alone (time_alone: a 50 us
+//  3. Warm-up, then per iteration: the step, then cuBLAS, each timed alone (time_alone: a 200 us
 //     GPU spin, event, call, event). The step's time is the manual time; cuBLAS's is kept beside
 //     it. Each call follows its own spin, so neither can start under the other.
 //  4. Counters, medians over the repetition's iterations: TFLOPS (the step's), cublas_TFLOPS,
@@ -69,7 +69,6 @@ using namespace gemm;
 constexpr const char* kDefaultSizes = "1024,2048,4096,8192,8192x2048x4096,2048x8192x8192,3000x3000x3000,4001x1000x2056";
 constexpr uint64_t kSeed = 1;             // the hash seed of every input (harness/hash.h)
 constexpr double kDefaultMinTime = 0.05;  // seconds of the step's own time per repetition
-constexpr unsigned kSpinUs = 50;          // GPU spin before each timed iteration
 constexpr int kWarmupCalls = 2;           // untimed iterations before each run, at least ...
 constexpr double kWarmupMs = 20;          // ... and at least this long
 constexpr int kL2Factor = 3;              // the rotation holds at least 3x the L2
@@ -83,7 +82,7 @@ constexpr const char* kRotation =
     "(N >= 3, counter 'sets'); every call, step or cuBLAS, takes the next set in turn, so no call finds the "
     "inputs of the N - 1 calls before it in L2";
 constexpr const char* kTiming =
-    "CUDA events around each call; the benchmark's manual time is the step's; a 50 us GPU spin (wall clock) "
+    "CUDA events around each call; the benchmark's manual time is the step's; a 200 us GPU spin (wall clock) "
     "before each call, step and cuBLAS alike, keeps host launch latency out and neither call overlapping the "
     "other (a call that reaches the GPU after its spin has ended is timed again, counter 'late'); "
     "warm-up (>= 2 iterations, >= 20 ms) before timing; counters are medians over one repetition's iterations";

@@ -40,6 +40,11 @@ class CudaEvents {
 // launch latency stays out of the measurement, as it does for calls enqueued back to back.
 void enqueue_gpu_delay(cudaStream_t stream, unsigned microseconds);
 
+// The spin before a timed call, in us: longer than the host takes to enqueue any step's launch
+// (the launchers query the occupancy and encode tensor maps); at 50 us step 10's calls were
+// sometimes late, several in a row (bench/README.md).
+constexpr unsigned kSpinUs = 200;
+
 // Times one call alone: a GPU spin of `spin_us` (enqueue_gpu_delay), event 0 of `events`, the call
 // (`enqueue`, which only enqueues work on `stream` and throws to report a failure), event 1; then
 // waits and returns the call's milliseconds. The spin must outlast the host's work of enqueueing
@@ -48,7 +53,7 @@ void enqueue_gpu_delay(cudaStream_t stream, unsigned microseconds);
 // again; after kMaxLateCalls such calls in a row it throws (the spin is too short for this host).
 // `enqueue` is called once per attempt: it should take fresh inputs each time, so that a repeated
 // call does not find the dropped call's inputs in L2.
-constexpr int kMaxLateCalls = 3;
+constexpr int kMaxLateCalls = 10;
 float time_alone(cudaStream_t stream, const CudaEvents& events, const std::function<void()>& enqueue, unsigned spin_us,
                  int64_t* late);
 
@@ -67,7 +72,7 @@ std::vector<float> time_ms(cudaStream_t stream, const std::function<void()>& enq
 // of each timed round. `calls` must only enqueue work on `stream`; they throw to report a failure.
 std::vector<std::vector<float>> time_in_turns(cudaStream_t stream,
                                               const std::vector<std::function<void(int64_t call)>>& calls, int warmup,
-                                              int rounds, unsigned spin_us = 50);
+                                              int rounds, unsigned spin_us = kSpinUs);
 
 // The median (mean of the middle two for an even count); 0 for none.
 double median(std::vector<float> values);

@@ -107,7 +107,10 @@ TEST_F(GpuTest, TimeInTurnsRotatesTheOrder) {
       made.push_back({c, call});
       cublas.run(ops.problem());
     });
-  // A 2 ms spin: far longer than enqueueing a cuBLAS call takes, so no call is late and timed again.
+  // A 2 ms spin: far longer than enqueueing a cuBLAS call takes, once its first call (which loads
+  // its kernel) is done, so no call is late and timed again.
+  cublas.run(ops.problem());
+  CUDA_CHECK(cudaStreamSynchronize(backend_->stream()));
   const std::vector<std::vector<float>> ms =
       time_in_turns(backend_->stream(), calls, /*warmup=*/1, /*rounds=*/4, /*spin_us=*/2000);
   ASSERT_EQ(ms.size(), 3u);
@@ -151,6 +154,9 @@ TEST_F(GpuTest, TimeAloneRetriesLateCalls) {
     ++calls;
     cublas.run(ops.problem());
   };
+  fast();  // the first call loads cuBLAS's kernel: longer than any spin here
+  CUDA_CHECK(cudaStreamSynchronize(backend_->stream()));
+  calls = 0;
   const float t = time_alone(backend_->stream(), ev, fast, /*spin_us=*/2000, &late);
   EXPECT_GT(t, 0.0f);
   EXPECT_EQ(calls, 1);
