@@ -1,6 +1,6 @@
 // gemm_bench: every built step of this GPU's track, and cuBLAS, timed with Google Benchmark.
 //
-//   gemm_bench [--sizes=1024,2048,4096x2048x1024,...] [--sets=N] [--benchmark_* flags]
+//   gemm_bench [--sizes=1024,2048,4096x2048x1024,...] [--sets=N] [--spin-us=N] [--benchmark_* flags]
 //
 // Benchmarks are named <what>/<M>x<N>x<K>: "step03/4096x4096x4096", "cublas/4096x4096x4096"
 // (Google Benchmark adds "/manual_time"), so --benchmark_filter=step03 selects one step. Steps
@@ -66,7 +66,10 @@ namespace {
 
 using namespace gemm;
 
-constexpr const char* kDefaultSizes = "1024,2048,4096,8192,8192x2048x4096,2048x8192x8192,3000x3000x3000,4001x1000x2056";
+// The ragged sizes each beside the aligned size nearest to it (3000^3 and 3072^3, 4001x1000x2056 and
+// 4096x1024x2048), so that one run shows what raggedness costs (docs/shape-performance.md).
+constexpr const char* kDefaultSizes =
+    "1024,2048,3000,3072,4001x1000x2056,4096x1024x2048,4096,8192,8192x2048x4096,2048x8192x8192";
 constexpr uint64_t kSeed = 1;             // the hash seed of every input (harness/hash.h)
 constexpr double kDefaultMinTime = 0.05;  // seconds of the step's own time per repetition
 constexpr int kWarmupCalls = 2;           // untimed iterations before each run, at least ...
@@ -101,7 +104,7 @@ std::string format_seconds(double s) {
 
 std::string usage() {
   return std::string(
-             "usage: gemm_bench [--sizes=LIST] [--sets=N] [--benchmark_* flags]\n"
+             "usage: gemm_bench [--sizes=LIST] [--sets=N] [--spin-us=N] [--benchmark_* flags]\n"
              "\n"
              "Times every built step of this GPU's track and cuBLAS on D[M,N] = A[M,K] * B[N,K]^T (fp16).\n"
              "  --sizes=LIST  comma-separated N (for N^3) or MxNxK; steps 1-2 always run at their own shapes\n"
@@ -110,6 +113,9 @@ std::string usage() {
          ")\n"
          "  --sets=N      a diagnostic: N rotating input sets per shape instead of enough for 3x the L2\n"
          "                (--sets=1 keeps the inputs in L2, as the step executables' back-to-back timing does)\n"
+         "  --spin-us=N   a diagnostic: the GPU spin before each timed call, in us (default " +
+         std::to_string(kSpinUs) +
+         ")\n"
          "Names are step07/MxNxK and cublas/MxNxK: --benchmark_filter=step07 selects one step;\n"
          "--benchmark_list_tests lists them (without a GPU, or a track for it: every built step's).\n"
          "Each repetition runs at least --benchmark_min_time of the step's own time (default " +
@@ -131,7 +137,8 @@ struct Bench {
   std::string sets_shape;
   std::unique_ptr<RotatingOperands> sets;
   int64_t next_set = 0;
-  int sets_override = 0;  // --sets
+  int sets_override = 0;       // --sets
+  unsigned spin_us = kSpinUs;  // --spin-us
   bool any_failed = false;
 };
 Bench* g = nullptr;
@@ -194,8 +201,8 @@ void bm_step(benchmark::State& state, const std::string& name, StepFn step, Shap
     };
     auto cublas_call = [&] { g->cublas->run(sets.problem(g->next_set++)); };
     auto iteration = [&] {
-      step_ms = time_alone(stream, ev, step_call, kSpinUs, &late);
-      cublas_ms = time_alone(stream, ev, cublas_call, kSpinUs, &late);
+      step_ms = time_alone(stream, ev, step_call, g->spin_us, &late);
+      cublas_ms = time_alone(stream, ev, cublas_call, g->spin_us, &late);
     };
     warm_up(iteration);
 
@@ -231,7 +238,7 @@ void bm_cublas(benchmark::State& state, Shape shape) {
     float ms = 0;
     int64_t late = 0;
     auto call = [&] { g->cublas->run(sets.problem(g->next_set++)); };
-    auto iteration = [&] { ms = time_alone(stream, ev, call, kSpinUs, &late); };
+    auto iteration = [&] { ms = time_alone(stream, ev, call, g->spin_us, &late); };
     warm_up(iteration);
 
     std::vector<float> times;
@@ -278,7 +285,8 @@ std::string cublas_version() {
 
 struct Options {
   std::vector<Shape> sizes;
-  int sets = 0;  // --sets: rotating sets per shape; 0: enough for 3x the L2
+  int sets = 0;     // --sets: rotating sets per shape; 0: enough for 3x the L2
+  int spin_us = 0;  // --spin-us: the spin before each timed call; 0: kSpinUs
   bool help = false;
   bool min_time_given = false;  // --benchmark_min_time on the command line: Google Benchmark's then
 };
@@ -304,6 +312,13 @@ std::string parse_own_flags(int& argc, char** argv, Options& opt) {
       const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), opt.sets);
       if (v.empty() || ec != std::errc() || end != v.data() + v.size() || opt.sets < 1)
         return "--sets: '" + std::string(v) + "' is not a positive integer";
+      continue;
+    }
+    if (arg.rfind("--spin-us=", 0) == 0) {
+      const std::string_view v = arg.substr(10);
+      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), opt.spin_us);
+      if (v.empty() || ec != std::errc() || end != v.data() + v.size() || opt.spin_us < 1 || opt.spin_us > 100000)
+        return "--spin-us: '" + std::string(v) + "' is not an integer from 1 to 100000";
       continue;
     }
     if (arg == "--help" || arg == "-h") opt.help = true;
@@ -380,7 +395,10 @@ void add_context(const Options& opt, const std::string& arguments, const std::st
     rotation += kRotation;
   }
   benchmark::AddCustomContext("rotation", rotation);
-  benchmark::AddCustomContext("timing", kTiming);
+  std::string timing = kTiming;
+  if (opt.spin_us)
+    timing = "OVERRIDDEN by --spin-us=" + std::to_string(opt.spin_us) + " (a diagnostic); otherwise " + timing;
+  benchmark::AddCustomContext("timing", timing);
   benchmark::AddCustomContext("ratio_to_cublas", kRatio);
   benchmark::AddCustomContext("check", kCheck);
 }
@@ -425,6 +443,7 @@ int run(int argc, char** argv) {
   Bench bench;
   g = &bench;
   bench.sets_override = opt.sets;
+  if (opt.spin_us) bench.spin_us = static_cast<unsigned>(opt.spin_us);
   struct Runnable {
     const StepInfo* info;
     StepFn launcher;
