@@ -246,6 +246,9 @@ __global__ void __launch_bounds__(kThreads)
 
   for (int64_t local = 0; cursor.valid(); cursor.advance(), ++local) {  // local: this CTA's tile count
     int64_t m0 = 0, n0 = 0;                                             // the tile's first row and column
+    // Which way this tile walks K: worked out once per tile, as it is a 64-bit division, which thread 0
+    // would otherwise redo before every load, between its MMAs.
+    const int64_t turn = cursor.turn();
     // BEGIN SOLUTION step06: this unit's tile is sched.tile(cursor.unit, 0) (cluster_m = 1: every CTA is rank 0 of its own cluster); its origin is (tile.m * 128, tile.n * 128), 64-bit.
     const Tile tile = sched.tile(cursor.unit, 0);
     m0 = tile.m * kTileM;
@@ -272,11 +275,10 @@ __global__ void __launch_bounds__(kThreads)
         }
         // END SOLUTION step02
 
-        // BEGIN SOLUTION step05: tcgen05.commit to empty[read.stage] releases the stage once these MMAs complete; then refill this same stage with the turn's slice ks + kStages if it exists (k_slice_in_turn(cursor.turn(), ks + kStages, 0, k_slices); load_slice waits for that release).
+        // BEGIN SOLUTION step05: tcgen05.commit to empty[read.stage] releases the stage once these MMAs complete; then refill this same stage with the turn's slice ks + kStages if it exists (k_slice_in_turn(turn, ks + kStages, 0, k_slices); load_slice waits for that release).
         tcgen05_commit<1>(&smem.empty[read.stage]);
         const int64_t next = ks + kStages;  // the turn's slice that goes into this stage next
-        if (next < k_slices)
-          load_slice(smem, write, &map_a, &map_b, m0, n0, k_slice_in_turn(cursor.turn(), next, 0, k_slices));
+        if (next < k_slices) load_slice(smem, write, &map_a, &map_b, m0, n0, k_slice_in_turn(turn, next, 0, k_slices));
         // END SOLUTION step05
         read.advance();
       }
@@ -349,10 +351,9 @@ __global__ void __launch_bounds__(kThreads)
     }
     // END SOLUTION step04
 
-    // BEGIN SOLUTION step06: once the store has read the A buffers, thread 0 loads the next unit's first slices (unit cursor.unit + cursor.stride, if below cursor.end; its turn is cursor.turn() + 1).
+    // BEGIN SOLUTION step06: once the store has read the A buffers, thread 0 loads the next unit's first slices (unit cursor.unit + cursor.stride, if below cursor.end; its turn is turn + 1).
     if (threadIdx.x == 0 && cursor.unit + cursor.stride < cursor.end)
-      prefetch_tile(smem, write, &map_a, &map_b, sched.tile(cursor.unit + cursor.stride, 0), k_slices,
-                    cursor.turn() + 1);
+      prefetch_tile(smem, write, &map_a, &map_b, sched.tile(cursor.unit + cursor.stride, 0), k_slices, turn + 1);
     // END SOLUTION step06
   }
 

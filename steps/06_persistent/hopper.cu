@@ -227,6 +227,9 @@ __global__ void __launch_bounds__(kThreads)
 
   for (; cursor.valid(); cursor.advance()) {
     int64_t m0 = 0, n0 = 0;  // the tile's first row and column
+    // Which way this tile walks K: worked out once per tile, as it is a 64-bit division, which thread 0
+    // would otherwise redo before every load, between its wgmmas.
+    const int64_t turn = cursor.turn();
     // BEGIN SOLUTION step06: this unit's tile is sched.tile(cursor.unit, 0) (cluster_m = 1: every CTA is rank 0 of its own cluster); its origin is (tile.m * 128, tile.n * 128), 64-bit.
     const Tile tile = sched.tile(cursor.unit, 0);
     m0 = tile.m * kTileM;
@@ -260,14 +263,14 @@ __global__ void __launch_bounds__(kThreads)
       wgmma_commit_group();
       // END SOLUTION step02
 
-      // BEGIN SOLUTION step05: wait_group 0 completes this slice's group; lane 0 of each warp arrives on empty[read.stage], and thread 0 refills that stage with the turn's slice ks + kStages if it exists (k_slice_in_turn(cursor.turn(), ks + kStages, 0, k_slices)).
+      // BEGIN SOLUTION step05: wait_group 0 completes this slice's group; lane 0 of each warp arrives on empty[read.stage], and thread 0 refills that stage with the turn's slice ks + kStages if it exists (k_slice_in_turn(turn, ks + kStages, 0, k_slices)).
       wgmma_wait_group<0>();  // this warp's share of slice ks's wgmmas has finished reading the stage
       wgmma_fence_operands(acc[0]);
       wgmma_fence_operands(acc[1]);
       if (lane_id() == 0) mbarrier_arrive(&smem.empty[read.stage]);
       const int64_t next = ks + kStages;  // the turn's slice that goes into this stage next
       if (threadIdx.x == 0 && next < k_slices)
-        load_slice(smem, write, &map_a, &map_b, m0, n0, k_slice_in_turn(cursor.turn(), next, 0, k_slices));
+        load_slice(smem, write, &map_a, &map_b, m0, n0, k_slice_in_turn(turn, next, 0, k_slices));
       // END SOLUTION step05
       read.advance();
     }
@@ -317,10 +320,9 @@ __global__ void __launch_bounds__(kThreads)
     }
     // END SOLUTION step04
 
-    // BEGIN SOLUTION step06: once the store has read the A buffers, thread 0 loads the next unit's first slices (unit cursor.unit + cursor.stride, if below cursor.end; its turn is cursor.turn() + 1).
+    // BEGIN SOLUTION step06: once the store has read the A buffers, thread 0 loads the next unit's first slices (unit cursor.unit + cursor.stride, if below cursor.end; its turn is turn + 1).
     if (threadIdx.x == 0 && cursor.unit + cursor.stride < cursor.end)
-      prefetch_tile(smem, write, &map_a, &map_b, sched.tile(cursor.unit + cursor.stride, 0), k_slices,
-                    cursor.turn() + 1);
+      prefetch_tile(smem, write, &map_a, &map_b, sched.tile(cursor.unit + cursor.stride, 0), k_slices, turn + 1);
     // END SOLUTION step06
   }
 }

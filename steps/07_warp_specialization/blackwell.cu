@@ -123,12 +123,12 @@ __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kS
 __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap* map_a, const CUtensorMap* map_b,
                                          const TileScheduler& sched, int64_t k_slices) {
   PipelineState<kStages> write;  // the stage the producer fills next, across tiles
-  // BEGIN SOLUTION step07: for each of this CTA's work units (sched.begin(blockIdx.x, gridDim.x)), load its tile's K slices (origin tile.m * 128, tile.n * 128) with load_slice, the i-th being k_slice_in_turn(cursor.turn(), i, 0, k_slices).
+  // BEGIN SOLUTION step07: for each of this CTA's work units (sched.begin(blockIdx.x, gridDim.x)), load its tile's K slices (origin tile.m * 128, tile.n * 128) with load_slice, the i-th being k_slice_in_turn(turn, i, 0, k_slices) with turn = cursor.turn(), worked out once per tile.
   for (WorkCursor cursor = sched.begin(blockIdx.x, gridDim.x); cursor.valid(); cursor.advance()) {
     const Tile tile = sched.tile(cursor.unit, 0);
+    const int64_t turn = cursor.turn();  // once per tile: a 64-bit division
     for (int64_t i = 0; i < k_slices; ++i)
-      load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN,
-                 k_slice_in_turn(cursor.turn(), i, 0, k_slices));
+      load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN, k_slice_in_turn(turn, i, 0, k_slices));
   }
   // END SOLUTION step07
   // BEGIN SOLUTION step07: the tail: wait on mma2tma for the next kStages positions of the ring (the commits of the last slices, which no load waited for) before the CTA may tear down.

@@ -130,12 +130,13 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
                                          const TileScheduler& sched, int64_t k_slices) {
   PipelineState<kStages> write;  // the stage the producer fills next, across tiles
   const uint32_t rank = cluster_ctarank();
-  // BEGIN SOLUTION step09: for each of this cluster's work units (sched.begin(cluster_id_x(), cluster_count_x())), load this CTA's tile, sched.tile(unit, rank), with load_slice, the i-th K slice being k_slice_in_turn(cursor.turn(), i, 0, k_slices) (a phantom tile past M is loaded too: the peer expects its half of B).
+  // BEGIN SOLUTION step09: for each of this cluster's work units (sched.begin(cluster_id_x(), cluster_count_x())), load this CTA's tile, sched.tile(unit, rank), with load_slice, the i-th K slice being k_slice_in_turn(turn, i, 0, k_slices) with turn = cursor.turn(), worked out once per tile (a phantom tile past M is loaded too: the peer expects its half of B).
   for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
     const Tile tile = sched.tile(cursor.unit, static_cast<int>(rank));
+    const int64_t turn = cursor.turn();  // once per tile: a 64-bit division
     for (int64_t i = 0; i < k_slices; ++i)
-      load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN,
-                 k_slice_in_turn(cursor.turn(), i, 0, k_slices), rank);
+      load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN, k_slice_in_turn(turn, i, 0, k_slices),
+                 rank);
   }
   // END SOLUTION step09
 }

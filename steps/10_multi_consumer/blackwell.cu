@@ -209,13 +209,14 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
                                          const TileScheduler& sched, const SplitK& split) {
   PipelineState<kStages> write;  // the stage the producer fills next, across tiles
   const uint32_t rank = cluster_ctarank();
-  // BEGIN SOLUTION step09: for each of this cluster's work items (split.begin(cluster_id_x(), cluster_count_x())), load K slices item.k_begin .. item.k_end - 1, the i-th being k_slice_in_turn(cursor.turn(), i, item.k_begin, item.k_end), of this CTA's tile of the item's unit, sched.tile(unit, rank) (origin tile.m * 256, tile.n * 256), with load_slice; a phantom tile past M is loaded too (the pair's MMA reads it, zeros, and the leader expects its bytes).
+  // BEGIN SOLUTION step09: for each of this cluster's work items (split.begin(cluster_id_x(), cluster_count_x())), load K slices item.k_begin .. item.k_end - 1, the i-th being k_slice_in_turn(turn, i, item.k_begin, item.k_end) with turn = cursor.turn(), worked out once per tile, of this CTA's tile of the item's unit, sched.tile(unit, rank) (origin tile.m * 256, tile.n * 256), with load_slice; a phantom tile past M is loaded too (the pair's MMA reads it, zeros, and the leader expects its bytes).
   for (WorkCursor cursor = split.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
     const WorkItem item = split.item(cursor.unit);
     const Tile tile = sched.tile(item.unit, static_cast<int>(rank));
+    const int64_t turn = cursor.turn();  // once per tile: a 64-bit division
     for (int64_t i = 0; i < item.k_end - item.k_begin; ++i)
       load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN,
-                 k_slice_in_turn(cursor.turn(), i, item.k_begin, item.k_end), rank);
+                 k_slice_in_turn(turn, i, item.k_begin, item.k_end), rank);
   }
   // END SOLUTION step09
   // BEGIN SOLUTION step07: the tail: wait on mma2tma for the next kStages positions of the ring (the commits of the last slices, which no load waited for) before the CTA may tear down.
