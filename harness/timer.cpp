@@ -1,6 +1,7 @@
 #include "harness/timer.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "harness/check.h"
@@ -83,6 +84,9 @@ std::vector<std::vector<float>> time_in_turns(cudaStream_t stream,
       if (round >= warmup) ms[c].push_back(t);
     }
   }
+  if (late > 0)
+    std::fprintf(stderr, "timing: %lld call(s) reached the GPU after their %u us spin and were timed again\n",
+                 static_cast<long long>(late), spin_us);
   return ms;
 }
 

@@ -69,7 +69,8 @@ std::vector<float> time_ms(cudaStream_t stream, const std::function<void()>& enq
 // after a GPU spin of `spin_us`). The first `warmup` rounds are not timed. A call is given the
 // number of calls made before it, warm-up and late attempts included (to pick its input set with:
 // each call then finds different inputs from the one before). Returns, per call, the milliseconds
-// of each timed round. `calls` must only enqueue work on `stream`; they throw to report a failure.
+// of each timed round, and says on stderr how many calls were late and timed again. `calls` must
+// only enqueue work on `stream`; they throw to report a failure.
 std::vector<std::vector<float>> time_in_turns(cudaStream_t stream,
                                               const std::vector<std::function<void(int64_t call)>>& calls, int warmup,
                                               int rounds, unsigned spin_us = kSpinUs);
