@@ -81,10 +81,11 @@ bool run_shape(Lab& lab, const Shape& s, const std::string& out_dir, bool ncu) {
   // data per tile. Step 6 and its variants are checked against cuBLAS: a CTA walks K backward on its
   // odd turns, so a tile's float sums depend on which turn computes it.
   std::vector<Config> same_as_step05, step06_and_after;
-  for (const Config& c : timed) (c.name.rfind("step06", 0) == 0 ? step06_and_after : same_as_step05).push_back(c);
-  for (const char* name : kTraced)
-    (std::string(name).rfind("step06", 0) == 0 ? step06_and_after : same_as_step05)
-        .push_back(config(name, variant(name).run));
+  auto add = [&](const Config& c) {
+    (c.name.rfind("step06", 0) == 0 ? step06_and_after : same_as_step05).push_back(c);
+  };
+  for (const Config& c : timed) add(c);
+  for (const char* name : kTraced) add(config(name, variant(name).run));
   if (!lab.check_same_d(s, hopper_step(step05_info()), same_as_step05)) return false;
   if (!lab.check_against_cublas(s, step06_and_after)) return false;
   lab.time(s, timed, kWarmup, kRuns);
