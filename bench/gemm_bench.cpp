@@ -34,6 +34,7 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -84,11 +85,15 @@ constexpr const char* kRotation =
     "each benchmark cycles through N input sets (A, B, D) of its shape holding together at least 3x the L2 "
     "(N >= 3, counter 'sets'); every call, step or cuBLAS, takes the next set in turn, so no call finds the "
     "inputs of the N - 1 calls before it in L2";
-constexpr const char* kTiming =
-    "CUDA events around each call; the benchmark's manual time is the step's; a 200 us GPU spin (wall clock) "
-    "before each call, step and cuBLAS alike, keeps host launch latency out and neither call overlapping the "
-    "other (a call that reaches the GPU after its spin has ended is timed again, counter 'late'); "
-    "warm-up (>= 2 iterations, >= 20 ms) before timing; counters are medians over one repetition's iterations";
+// The timing method in words, for the JSON's context; `spin_us` is the spin before each call.
+std::string timing_text(unsigned spin_us) {
+  return "CUDA events around each call; the benchmark's manual time is the step's; a " + std::to_string(spin_us) +
+         " us GPU spin (wall clock) before each call, step and cuBLAS alike, keeps host launch latency out and "
+         "neither call overlapping the other (a call that reaches the GPU after its spin has ended is timed again, "
+         "counter 'late'); warm-up (>= " +
+         std::to_string(kWarmupCalls) + " iterations, >= " + std::to_string(static_cast<int>(kWarmupMs)) +
+         " ms) before timing; counters are medians over one repetition's iterations";
+}
 constexpr const char* kRatio =
     "ratio_to_cublas = step TFLOPS / cuBLAS TFLOPS (= cublas_ms / step_ms), medians of the same iterations, "
     "cuBLAS interleaved with the step on the same rotating sets: > 1 means faster than cuBLAS";
@@ -292,6 +297,19 @@ struct Options {
 };
 
 // Takes this program's own flags out of argv (Google Benchmark rejects flags it does not know).
+// Parses the value of `--name=V` (`arg`) into `out`: an integer from `lo` to `hi` (1 to INT_MAX: a
+// positive integer). Returns an error message, or "" when it parsed.
+std::string parse_int_flag(std::string_view arg, std::string_view name, int lo, int hi, int& out) {
+  const std::string_view v = arg.substr(name.size() + 1);
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (v.empty() || ec != std::errc() || end != v.data() + v.size() || out < lo || out > hi)
+    return std::string(name) + ": '" + std::string(v) + "' is not " +
+           (hi == std::numeric_limits<int>::max() && lo == 1
+                ? std::string("a positive integer")
+                : "an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
+  return "";
+}
+
 // Returns an error message, or "" when the flags parsed.
 std::string parse_own_flags(int& argc, char** argv, Options& opt) {
   std::string sizes = kDefaultSizes;
@@ -308,17 +326,13 @@ std::string parse_own_flags(int& argc, char** argv, Options& opt) {
       continue;
     }
     if (arg.rfind("--sets=", 0) == 0) {
-      const std::string_view v = arg.substr(7);
-      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), opt.sets);
-      if (v.empty() || ec != std::errc() || end != v.data() + v.size() || opt.sets < 1)
-        return "--sets: '" + std::string(v) + "' is not a positive integer";
+      if (std::string error = parse_int_flag(arg, "--sets", 1, std::numeric_limits<int>::max(), opt.sets);
+          !error.empty())
+        return error;
       continue;
     }
     if (arg.rfind("--spin-us=", 0) == 0) {
-      const std::string_view v = arg.substr(10);
-      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), opt.spin_us);
-      if (v.empty() || ec != std::errc() || end != v.data() + v.size() || opt.spin_us < 1 || opt.spin_us > 100000)
-        return "--spin-us: '" + std::string(v) + "' is not an integer from 1 to 100000";
+      if (std::string error = parse_int_flag(arg, "--spin-us", 1, 100000, opt.spin_us); !error.empty()) return error;
       continue;
     }
     if (arg == "--help" || arg == "-h") opt.help = true;
@@ -395,9 +409,8 @@ void add_context(const Options& opt, const std::string& arguments, const std::st
     rotation += kRotation;
   }
   benchmark::AddCustomContext("rotation", rotation);
-  std::string timing = kTiming;
-  if (opt.spin_us)
-    timing = "OVERRIDDEN by --spin-us=" + std::to_string(opt.spin_us) + " (a diagnostic); otherwise " + timing;
+  std::string timing = timing_text(opt.spin_us ? static_cast<unsigned>(opt.spin_us) : kSpinUs);
+  if (opt.spin_us) timing = "OVERRIDDEN by --spin-us=" + std::to_string(opt.spin_us) + " (a diagnostic): " + timing;
   benchmark::AddCustomContext("timing", timing);
   benchmark::AddCustomContext("ratio_to_cublas", kRatio);
   benchmark::AddCustomContext("check", kCheck);
