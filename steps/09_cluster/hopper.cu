@@ -17,8 +17,8 @@
 //     next multicast overwrites it in both: `empty` counts the releases of both CTAs, the peer's
 //     arriving remotely (mbarrier.arrive on a shared::cluster address, mapa).
 //   - Barriers are initialised before a cluster barrier (the peer may signal them as soon as it
-//     passes it), and the kernel ends with one (no CTA exits while its peer may still arrive on its
-//     barriers).
+//     passes it), and no CTA exits while its peer may still arrive on its barriers: the producer
+//     ends with a tail that waits for the last release of every stage, the peer's among them.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -137,6 +137,17 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
     for (int64_t i = 0; i < k_slices; ++i)
       load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN, k_slice_in_turn(turn, i, 0, k_slices),
                  rank);
+  }
+  // END SOLUTION step09
+  // BEGIN SOLUTION step09: the tail: wait on empty for the next kStages positions of the ring (the releases of the last slices, the peer's remote arrives among them, which no load waited for) before the CTA may exit.
+  // The releases of the last kStages slices were never waited on: no load followed them. The
+  // peer's consumers make theirs remotely, into this CTA's shared memory, which must stay until
+  // they land. Once they have, nothing of the peer's reaches this CTA any more (its multicasts
+  // all completed on `full` before this CTA's consumers finished), so no cluster barrier is
+  // needed at the end. A position of the ring that was never filled passes at once.
+  for (int s = 0; s < kStages; ++s) {
+    mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer tail"});
+    write.advance();
   }
   // END SOLUTION step09
 }
@@ -281,8 +292,8 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     }
     fence_mbarrier_init();  // the inits are visible to the async proxy and to the peer CTA
   }
-  // BEGIN SOLUTION step09: a cluster barrier (every thread of both CTAs) in place of __syncthreads: the peer's multicasts and remote arrives reach this CTA's barriers only after they are initialised.
-  cluster_sync();
+  // BEGIN SOLUTION step09: every thread of both CTAs arrives on the cluster barrier (relaxed: fence_mbarrier_init orders the inits) in place of __syncthreads; each waits on it below, once its registers are set: the peer's multicasts and remote arrives reach this CTA's barriers only after they are initialised.
+  cluster_arrive_relaxed();
   // END SOLUTION step09
 
   const int64_t k_slices = (K + kTileK - 1) / kTileK;
@@ -291,17 +302,14 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   // BEGIN SOLUTION step07: warpgroup kProducerWarpgroup lowers its registers to kProducerRegs and one elected thread of its first warp runs producer(); the other warpgroup raises its registers to kConsumerRegs and runs consumer().
   if (warpgroup_id() == kProducerWarpgroup) {
     setmaxnreg_dec<kProducerRegs>();  // the whole warpgroup executes it (.sync.aligned)
+    cluster_wait();                   // both CTAs' barriers are initialised: the arrive above
     if (warp_id() == 0 && elect_one_sync()) producer(smem, &map_a, &map_b, sched, k_slices);
   } else if (warpgroup_id() == kConsumerWarpgroup) {
     setmaxnreg_inc<kConsumerRegs>();
+    cluster_wait();
     consumer(smem, &map_d, sched, N, k_slices);
   }
   // END SOLUTION step07
-
-  // BEGIN SOLUTION step09: reconverge each warp (the producer ran on one thread), then a cluster barrier: neither CTA exits while its peer may still arrive on its `empty` barriers.
-  warp_sync();
-  cluster_sync();
-  // END SOLUTION step09
 }
 
 // The launcher with its two knobs exposed: `group_m`, the L2 group size, and `clusters`, the grid

@@ -185,6 +185,17 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
                  k_slice_in_turn(turn, i, item.k_begin, item.k_end), rank);
   }
   // END SOLUTION step09
+  // BEGIN SOLUTION step09: the tail: wait on empty for the next kStages positions of the ring (the releases of the last slices, the peer's remote arrives among them, which no load waited for) before the CTA may exit.
+  // The releases of the last kStages slices were never waited on: no load followed them. The
+  // peer's consumers make theirs remotely, into this CTA's shared memory, which must stay until
+  // they land. Once they have, nothing of the peer's reaches this CTA any more (its multicasts
+  // all completed on `full` before this CTA's consumers finished), so no cluster barrier is
+  // needed at the end. A position of the ring that was never filled passes at once.
+  for (int s = 0; s < kStages; ++s) {
+    mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer tail"});
+    write.advance();
+  }
+  // END SOLUTION step09
 }
 
 // Releases stage s in both CTAs of the cluster: either CTA's producer multicasts its next B half
@@ -391,8 +402,8 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     }
     fence_mbarrier_init();  // the inits are visible to the async proxy and to the peer CTA
   }
-  // BEGIN SOLUTION step09: a cluster barrier (every thread of both CTAs) in place of __syncthreads: the peer's multicasts and remote arrives reach this CTA's barriers only after they are initialised.
-  cluster_sync();
+  // BEGIN SOLUTION step09: every thread of both CTAs arrives on the cluster barrier (relaxed: fence_mbarrier_init orders the inits) in place of __syncthreads; each waits on it below, once its registers are set: the peer's multicasts and remote arrives reach this CTA's barriers only after they are initialised.
+  cluster_arrive_relaxed();
   // END SOLUTION step09
 
   const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, kClusterM, group_m);
@@ -400,17 +411,14 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   // BEGIN SOLUTION step10: warpgroup kProducerWarpgroup lowers its registers to kProducerRegs and one elected thread of its first warp runs producer(); warpgroups 1 and 2 raise theirs to kConsumerRegs and run consumer() as consumers 0 and 1.
   if (warpgroup_id() == kProducerWarpgroup) {
     setmaxnreg_dec<kProducerRegs>();  // the whole warpgroup executes it (.sync.aligned)
+    cluster_wait();                   // both CTAs' barriers are initialised: the arrive above
     if (warp_id() == 0 && elect_one_sync()) producer(smem, &map_a, &map_b, sched, split);
   } else {
     setmaxnreg_inc<kConsumerRegs>();
+    cluster_wait();
     consumer(smem, &map_d, sched, split, scratch, M, N, warpgroup_id() - kFirstConsumerWarpgroup);
   }
   // END SOLUTION step10
-
-  // BEGIN SOLUTION step09: reconverge each warp (the producer ran on one thread), then a cluster barrier: neither CTA exits while its peer may still arrive on its `empty` barriers.
-  warp_sync();
-  cluster_sync();
-  // END SOLUTION step09
 }
 
 // The launcher with its knobs exposed: `group_m`, the L2 group size, `clusters`, the grid in
