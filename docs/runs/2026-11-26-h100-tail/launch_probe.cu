@@ -10,30 +10,64 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); std::exit(1); } } while (0)
+#define CK(x)                                                                                 \
+  do {                                                                                        \
+    cudaError_t e_ = (x);                                                                     \
+    if (e_ != cudaSuccess) {                                                                  \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                           \
+    }                                                                                         \
+  } while (0)
 
-__device__ __forceinline__ unsigned long long gt() { unsigned long long t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); return t; }
-__device__ __forceinline__ unsigned smid() { unsigned s; asm volatile("mov.u32 %0, %%smid;" : "=r"(s)); return s; }
+__device__ __forceinline__ unsigned long long gt() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ unsigned smid() {
+  unsigned s;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+  return s;
+}
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
-__global__ void spin_kernel(unsigned long long ns) { const unsigned long long t0 = gt(); while (gt() - t0 < ns) {} }
+__global__ void spin_kernel(unsigned long long ns) {
+  const unsigned long long t0 = gt();
+  while (gt() - t0 < ns) {
+  }
+}
 
-struct Rec { unsigned long long start, end; unsigned sm, pad; };
+struct Rec {
+  unsigned long long start, end;
+  unsigned sm, pad;
+};
 
 template <bool kSync>
 __global__ void __launch_bounds__(384, 1) probe(Rec* rec, unsigned long long work_ns) {
   extern __shared__ char smem[];
   const unsigned long long t0 = gt();
   if (kSync) cluster_sync();
-  if (threadIdx.x == 0) { while (gt() - t0 < work_ns) {} smem[0] = 1; }
+  if (threadIdx.x == 0) {
+    while (gt() - t0 < work_ns) {
+    }
+    smem[0] = 1;
+  }
   __syncthreads();
   if (kSync) cluster_sync();
-  if (threadIdx.x == 0) { rec[blockIdx.x].start = t0; rec[blockIdx.x].end = gt(); rec[blockIdx.x].sm = smid(); }
+  if (threadIdx.x == 0) {
+    rec[blockIdx.x].start = t0;
+    rec[blockIdx.x].end = gt();
+    rec[blockIdx.x].sm = smid();
+  }
 }
 
-struct Config { const char* name; int cluster; bool sync; };
+struct Config {
+  const char* name;
+  int cluster;
+  bool sync;
+};
 static const Config kConfigs[] = {{"plain", 1, false}, {"cluster2", 2, false}, {"cluster2+sync", 2, true}};
 constexpr int kSmem = 200 * 1024;
 
@@ -45,7 +79,9 @@ static void launch(const Config& c, int ctas, Rec* rec, unsigned long long work_
   cfg.stream = s;
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = c.cluster; attr[0].val.clusterDim.y = 1; attr[0].val.clusterDim.z = 1;
+  attr[0].val.clusterDim.x = c.cluster;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
   cfg.attrs = attr;
   cfg.numAttrs = c.cluster > 1 ? 1 : 0;
   if (c.sync) CK(cudaLaunchKernelEx(&cfg, probe<true>, rec, work_ns));
@@ -53,16 +89,24 @@ static void launch(const Config& c, int ctas, Rec* rec, unsigned long long work_
   CK(cudaGetLastError());
 }
 
-static float med(std::vector<float> v) { std::sort(v.begin(), v.end()); return v.empty() ? 0.f : v[v.size() / 2]; }
+static float med(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.f : v[v.size() / 2];
+}
 
 int main() {
   CK(cudaFuncSetAttribute(probe<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
   CK(cudaFuncSetAttribute(probe<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-  cudaDeviceProp prop; CK(cudaGetDeviceProperties(&prop, 0));
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
   std::printf("GPU: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
-  cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  Rec* rec; CK(cudaMalloc(&rec, 1024 * sizeof(Rec)));
-  cudaEvent_t ev[2]; CK(cudaEventCreate(&ev[0])); CK(cudaEventCreate(&ev[1]));
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  Rec* rec;
+  CK(cudaMalloc(&rec, 1024 * sizeof(Rec)));
+  cudaEvent_t ev[2];
+  CK(cudaEventCreate(&ev[0]));
+  CK(cudaEventCreate(&ev[1]));
   const int kRounds = 60;
   for (int ctas : {128, 132}) {
     for (unsigned long long work_us : {0ull, 20ull, 180ull}) {
@@ -77,12 +121,21 @@ int main() {
           launch(kConfigs[ci], ctas, rec, work_ns, s);
           CK(cudaEventRecord(ev[1], s));
           CK(cudaEventSynchronize(ev[1]));
-          float ms; CK(cudaEventElapsedTime(&ms, ev[0], ev[1]));
+          float ms;
+          CK(cudaEventElapsedTime(&ms, ev[0], ev[1]));
           std::vector<Rec> h(ctas);
           CK(cudaMemcpy(h.data(), rec, ctas * sizeof(Rec), cudaMemcpyDeviceToHost));
           unsigned long long s0 = ~0ull, s1 = 0, e1 = 0;
-          for (const Rec& x : h) { s0 = std::min(s0, x.start); s1 = std::max(s1, x.start); e1 = std::max(e1, x.end); }
-          if (r >= 0) { alone[ci].push_back(ms * 1000.f); spread[ci].push_back((s1 - s0) / 1000.f); body[ci].push_back((e1 - s0) / 1000.f); }
+          for (const Rec& x : h) {
+            s0 = std::min(s0, x.start);
+            s1 = std::max(s1, x.start);
+            e1 = std::max(e1, x.end);
+          }
+          if (r >= 0) {
+            alone[ci].push_back(ms * 1000.f);
+            spread[ci].push_back((s1 - s0) / 1000.f);
+            body[ci].push_back((e1 - s0) / 1000.f);
+          }
         }
       }
       // back to back: 40 calls of one config, events between them
@@ -91,15 +144,23 @@ int main() {
         for (auto& x : e) CK(cudaEventCreate(&x));
         for (int w = 0; w < 3; ++w) launch(kConfigs[ci], ctas, rec, work_ns, s);
         CK(cudaEventRecord(e[0], s));
-        for (int i = 0; i < 40; ++i) { launch(kConfigs[ci], ctas, rec, work_ns, s); CK(cudaEventRecord(e[i + 1], s)); }
+        for (int i = 0; i < 40; ++i) {
+          launch(kConfigs[ci], ctas, rec, work_ns, s);
+          CK(cudaEventRecord(e[i + 1], s));
+        }
         CK(cudaEventSynchronize(e[40]));
-        for (int i = 0; i < 40; ++i) { float ms; CK(cudaEventElapsedTime(&ms, e[i], e[i + 1])); b2b[ci].push_back(ms * 1000.f); }
+        for (int i = 0; i < 40; ++i) {
+          float ms;
+          CK(cudaEventElapsedTime(&ms, e[i], e[i + 1]));
+          b2b[ci].push_back(ms * 1000.f);
+        }
         for (auto& x : e) CK(cudaEventDestroy(x));
       }
       for (int ci = 0; ci < 3; ++ci)
-        std::printf("ctas %3d work %3llu us  %-14s alone %7.2f us (min %7.2f)  back-to-back %7.2f us  body %7.2f us  entry spread %5.2f us\n",
-                    ctas, work_us, kConfigs[ci].name, med(alone[ci]), *std::min_element(alone[ci].begin(), alone[ci].end()),
-                    med(b2b[ci]), med(body[ci]), med(spread[ci]));
+        std::printf(
+            "ctas %3d work %3llu us  %-14s alone %7.2f us (min %7.2f)  back-to-back %7.2f us  body %7.2f us  entry spread %5.2f us\n",
+            ctas, work_us, kConfigs[ci].name, med(alone[ci]), *std::min_element(alone[ci].begin(), alone[ci].end()),
+            med(b2b[ci]), med(body[ci]), med(spread[ci]));
     }
   }
   // where the CTAs sit: smid per blockIdx, plain and cluster2 (128 CTAs, no work)
