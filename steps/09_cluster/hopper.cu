@@ -299,7 +299,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   const int64_t k_slices = (K + kTileK - 1) / kTileK;
   const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, kClusterM, group_m);
 
-  // BEGIN SOLUTION step07: warpgroup kProducerWarpgroup lowers its registers to kProducerRegs and one elected thread of its first warp runs producer(); the other warpgroup raises its registers to kConsumerRegs and runs consumer().
+  // BEGIN SOLUTION step07: warpgroup kProducerWarpgroup lowers its registers to kProducerRegs and one elected thread of its first warp runs producer(); the other warpgroup raises its registers to kConsumerRegs and runs consumer(). Each warpgroup waits on the cluster barrier (cluster_wait) right after its setmaxnreg.
   if (warpgroup_id() == kProducerWarpgroup) {
     setmaxnreg_dec<kProducerRegs>();  // the whole warpgroup executes it (.sync.aligned)
     cluster_wait();                   // both CTAs' barriers are initialised: the arrive above

@@ -408,7 +408,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
 
   const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, kClusterM, group_m);
 
-  // BEGIN SOLUTION step10: warpgroup kProducerWarpgroup lowers its registers to kProducerRegs and one elected thread of its first warp runs producer(); warpgroups 1 and 2 raise theirs to kConsumerRegs and run consumer() as consumers 0 and 1.
+  // BEGIN SOLUTION step10: warpgroup kProducerWarpgroup lowers its registers to kProducerRegs and one elected thread of its first warp runs producer(); warpgroups 1 and 2 raise theirs to kConsumerRegs and run consumer() as consumers 0 and 1. Each warpgroup waits on the cluster barrier (cluster_wait) right after its setmaxnreg.
   if (warpgroup_id() == kProducerWarpgroup) {
     setmaxnreg_dec<kProducerRegs>();  // the whole warpgroup executes it (.sync.aligned)
     cluster_wait();                   // both CTAs' barriers are initialised: the arrive above
