@@ -296,7 +296,6 @@ struct Options {
   bool min_time_given = false;  // --benchmark_min_time on the command line: Google Benchmark's then
 };
 
-// Takes this program's own flags out of argv (Google Benchmark rejects flags it does not know).
 // Parses the value of `--name=V` (`arg`) into `out`: an integer from `lo` to `hi` (1 to INT_MAX: a
 // positive integer). Returns an error message, or "" when it parsed.
 std::string parse_int_flag(std::string_view arg, std::string_view name, int lo, int hi, int& out) {
@@ -310,6 +309,7 @@ std::string parse_int_flag(std::string_view arg, std::string_view name, int lo, 
   return "";
 }
 
+// Takes this program's own flags out of argv (Google Benchmark rejects flags it does not know).
 // Returns an error message, or "" when the flags parsed.
 std::string parse_own_flags(int& argc, char** argv, Options& opt) {
   std::string sizes = kDefaultSizes;
