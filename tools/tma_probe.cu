@@ -18,7 +18,8 @@
 //               or four slices of one row next to each other in one box (longer contiguous runs
 //               per box row) or land two whole SW128 tiles from one copy (3d:rows2, the layout
 //               wgmma reads), 1-D bulk copies of 128 bytes per row (cp.async.bulk, no tensor map),
-//               and cp.async 16-byte copies by 128 threads (the LSU path).
+//               and cp.async 16-byte copies by 128 threads (the LSU path), a warp's copies covering
+//               four 128-byte rows (the GEMM's slice) or 512 contiguous bytes of one row.
 //   - configs:  pitch:cols pairs. `cols` bounds the loads (zeros past it, as the GEMM's K edge);
 //               `pitch` is the row stride, so 6000:2944 is K = 3000's pitch without the partial
 //               slice and 6144:3000 the partial slice on an aligned pitch.
@@ -37,8 +38,8 @@
 //             [--ring BYTES] [--grid N] [--no-sweeps] [--ncu] [--csv FILE] [--model] [--list]
 //   --model: the footprint table alone (no GPU needed).
 //   --variants takes names (--list) and the groups `maps` (today's box with each L2 promotion,
-//     SW64, no swizzle, cp.async) and `views` (wide boxes, 3-D views, 1-D bulk copies), each with
-//     today's sw128/256 as its reference column. Default: all.
+//     SW64, no swizzle, cp.async) and `views` (wide boxes, 3-D views, 1-D bulk copies,
+//     cp.async/512), each with today's sw128/256 as its reference column. Default: all.
 //   --ncu: one launch per (pattern, config, variant), each announced on stdout with its footprint
 //     model, no sweeps; for `ncu -k regex:load_`. Its defaults: configs 6144:3072, 6000:3000,
 //     6000:2944, 6080:3008; variants sw128/256, sw128/none, cp.async, bulk1d; patterns gemm, cold.
@@ -261,17 +262,21 @@ __global__ void __launch_bounds__(32, 1) load_bulk(const Work w) {
   stamp(w, 1);
 }
 
-// cp.async (the LSU path, L1 bypassed): 128 threads, 16-byte copies, 16 per thread per stage; a
-// warp's 32 copies are 4 whole 128-byte rows. Past the row's end the copy reads nothing and
-// writes zeros (src-size 0), as TMA's fill. A thread only ever rewrites its own chunks, after
-// their group completed, so the ring needs no barrier.
+// cp.async (the LSU path, L1 bypassed): 128 threads, 16-byte copies, 16 per thread per stage. A
+// box row is RowBytes of one row (RowBytes / 16 threads): at 128 a warp's 32 copies are 4 whole
+// 128-byte rows (the GEMM's slice); at 512 they are 512 contiguous bytes of one row, four slices,
+// so that the warp's copies touch each L2 line of the row once. Past the row's end the copy reads
+// nothing and writes zeros (src-size 0), as TMA's fill. A thread only ever rewrites its own chunks,
+// after their group completed, so the ring needs no barrier.
 __device__ __forceinline__ void cp_async_16(void* dst, const void* src, uint32_t src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(dst)), "l"(src), "r"(src_bytes)
                : "memory");
 }
 
-template <int Stages>
+template <int Stages, int RowBytes>
 __global__ void __launch_bounds__(kCpAsyncThreads, 1) load_cpasync(const Work w) {
+  constexpr int kChunksPerRow = RowBytes / 16;
+  constexpr int kChunksPerBox = kChunksPerRow * (kTile * static_cast<int>(kSliceBytes) / RowBytes);
   char* ring = ring_base();
   const int t = static_cast<int>(threadIdx.x);
   stamp(w, 0);
@@ -287,17 +292,17 @@ __global__ void __launch_bounds__(kCpAsyncThreads, 1) load_cpasync(const Work w)
   const auto issue_next = [&]() {
     if (ahead.valid(w)) {
       char* stage = ring + size_t{2} * w.box_bytes * slot;
-      const uint32_t k_bytes = static_cast<uint32_t>(ahead.kb) * kSliceBytes;
+      const uint32_t k_bytes = static_cast<uint32_t>(ahead.kb) * RowBytes;
       const char* a = w.a + static_cast<uint64_t>(ahead.row_a(w)) * w.pitch;
       const char* b = w.b + static_cast<uint64_t>(ahead.row_b(w)) * w.pitch;
 #pragma unroll
-      for (int i = 0; i < 2 * kTile * 8 / kCpAsyncThreads; ++i) {
+      for (int i = 0; i < 2 * kChunksPerBox / kCpAsyncThreads; ++i) {
         const int q = t + i * kCpAsyncThreads;
-        const int op = q / (kTile * 8), row = (q % (kTile * 8)) / 8, chunk = q % 8;
+        const int op = q / kChunksPerBox, row = (q % kChunksPerBox) / kChunksPerRow, chunk = q % kChunksPerRow;
         const uint32_t off = k_bytes + chunk * 16;
         const bool in = off < w.row_bytes;
         const char* src = (op ? b : a) + row * w.pitch + (in ? off : 0);
-        cp_async_16(stage + op * w.box_bytes + row * kSliceBytes + chunk * 16, src, in ? 16 : 0);
+        cp_async_16(stage + op * w.box_bytes + row * RowBytes + chunk * 16, src, in ? 16 : 0);
       }
       ahead.next(w);
     }
@@ -406,6 +411,10 @@ const std::vector<Variant>& variants() {
        1, 128, CU_TENSOR_MAP_SWIZZLE_NONE, L2Promotion::none},
       {"cp.async", "cp.async.cg 16 B by 128 threads (LSU path, L1 bypassed), 5 stages of 32 KB", Kind::cp_async, 64, 1,
        128, CU_TENSOR_MAP_SWIZZLE_NONE, L2Promotion::none},
+      {"cp.async/512",
+       "as cp.async, but a box row is 512 bytes (4 slices) of 32 rows: a warp's copies are one row's 512 contiguous "
+       "bytes",
+       Kind::cp_async, 256, 1, 32, CU_TENSOR_MAP_SWIZZLE_NONE, L2Promotion::none},
   };
   return all;
 }
@@ -536,7 +545,8 @@ Options parse(int argc, char** argv) {
                                  {"sw128/256", "sw128/none", "sw128/64", "sw128/128", "sw64", "none64", "cp.async"});
         else if (n == "views")  // longer contiguous runs: wide boxes, 3-D views, 1-D bulk copies
           o.variant_names.insert(o.variant_names.end(),
-                                 {"sw128/256", "none128", "none256", "3d:2x64", "3d:4x64", "3d:rows2", "bulk1d"});
+                                 {"sw128/256", "none128", "none256", "3d:2x64", "3d:4x64", "3d:rows2", "bulk1d",
+                                  "cp.async/512"});
         else o.variant_names.push_back(n);
       }
     } else if (arg == "--patterns") {
@@ -707,11 +717,11 @@ Result measure(const Device& dev, const Buffers& buf, const Variant& v, const Co
       break;
     }
     case Kind::bulk_1d:
-    case Kind::cp_async:
-      w.box_rows = kTile;
-      w.boxes_k = static_cast<int32_t>((c.cols + 63) / 64);
-      w.step_k = 64;
-      w.box_bytes = kTile * kSliceBytes;
+    case Kind::cp_async:  // a box of box_rows rows x box_cols columns: 16 KB, as TMA's {64, 128}
+      w.box_rows = static_cast<int32_t>(v.box_rows);
+      w.boxes_k = static_cast<int32_t>((c.cols + v.box_cols - 1) / v.box_cols);
+      w.step_k = static_cast<int32_t>(v.box_cols);
+      w.box_bytes = v.box_cols * 2 * v.box_rows;
       break;
   }
   w.boxes_r = kTile / w.box_rows;
@@ -740,7 +750,10 @@ Result measure(const Device& dev, const Buffers& buf, const Variant& v, const Co
     case Kind::tma_3d:
     case Kind::tma_3d_rows_mid: kernel_attr(load_tma<3>); break;
     case Kind::bulk_1d: kernel_attr(load_bulk); break;
-    case Kind::cp_async: kernel_attr(load_cpasync<kCpAsyncStages>); break;
+    case Kind::cp_async:
+      if (v.box_cols == 64) kernel_attr(load_cpasync<kCpAsyncStages, 128>);
+      else kernel_attr(load_cpasync<kCpAsyncStages, 512>);
+      break;
   }
   const auto launch = [&]() {
     if (g_ncu_log) {
@@ -759,7 +772,10 @@ Result measure(const Device& dev, const Buffers& buf, const Variant& v, const Co
       case Kind::tma_3d:
       case Kind::tma_3d_rows_mid: load_tma<3><<<grid, 32, smem>>>(map_a, map_b, w); break;
       case Kind::bulk_1d: load_bulk<<<grid, 32, smem>>>(w); break;
-      case Kind::cp_async: load_cpasync<kCpAsyncStages><<<grid, kCpAsyncThreads, smem>>>(w); break;
+      case Kind::cp_async:
+        if (v.box_cols == 64) load_cpasync<kCpAsyncStages, 128><<<grid, kCpAsyncThreads, smem>>>(w);
+        else load_cpasync<kCpAsyncStages, 512><<<grid, kCpAsyncThreads, smem>>>(w);
+        break;
     }
     check(cudaGetLastError(), "kernel launch");
   };
