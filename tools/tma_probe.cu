@@ -544,9 +544,8 @@ Options parse(int argc, char** argv) {
           o.variant_names.insert(o.variant_names.end(),
                                  {"sw128/256", "sw128/none", "sw128/64", "sw128/128", "sw64", "none64", "cp.async"});
         else if (n == "views")  // longer contiguous runs: wide boxes, 3-D views, 1-D bulk copies
-          o.variant_names.insert(o.variant_names.end(),
-                                 {"sw128/256", "none128", "none256", "3d:2x64", "3d:4x64", "3d:rows2", "bulk1d",
-                                  "cp.async/512"});
+          o.variant_names.insert(o.variant_names.end(), {"sw128/256", "none128", "none256", "3d:2x64", "3d:4x64",
+                                                         "3d:rows2", "bulk1d", "cp.async/512"});
         else o.variant_names.push_back(n);
       }
     } else if (arg == "--patterns") {
