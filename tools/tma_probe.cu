@@ -19,7 +19,8 @@
 //               per box row) or land two whole SW128 tiles from one copy (3d:rows2, the layout
 //               wgmma reads), 1-D bulk copies of 128 bytes per row (cp.async.bulk, no tensor map),
 //               and cp.async 16-byte copies by 128 threads (the LSU path), a warp's copies covering
-//               four 128-byte rows (the GEMM's slice) or 512 contiguous bytes of one row.
+//               four 128-byte rows (the GEMM's slice), 512 contiguous bytes of one row, or four
+//               whole L2 lines (each row's copies started at the line boundary before it).
 //   - configs:  pitch:cols pairs. `cols` bounds the loads (zeros past it, as the GEMM's K edge);
 //               `pitch` is the row stride, so 6000:2944 is K = 3000's pitch without the partial
 //               slice and 6144:3000 the partial slice on an aligned pitch.
@@ -39,7 +40,7 @@
 //   --model: the footprint table alone (no GPU needed).
 //   --variants takes names (--list) and the groups `maps` (today's box with each L2 promotion,
 //     SW64, no swizzle, cp.async) and `views` (wide boxes, 3-D views, 1-D bulk copies,
-//     cp.async/512), each with today's sw128/256 as its reference column. Default: all.
+//     cp.async/512, cp.async/lines), each with today's sw128/256 as its reference column. Default: all.
 //   --ncu: one launch per (pattern, config, variant), each announced on stdout with its footprint
 //     model, no sweeps; for `ncu -k regex:load_`. Its defaults: configs 6144:3072, 6000:3000,
 //     6000:2944, 6080:3008; variants sw128/256, sw128/none, cp.async, bulk1d; patterns gemm, cold.
@@ -268,12 +269,16 @@ __global__ void __launch_bounds__(32, 1) load_bulk(const Work w) {
 // so that the warp's copies touch each L2 line of the row once. Past the row's end the copy reads
 // nothing and writes zeros (src-size 0), as TMA's fill. A thread only ever rewrites its own chunks,
 // after their group completed, so the ring needs no barrier.
+// LineWindows: each row's copies start at the 128-byte line boundary at or before the row's start
+// instead of at the row's start, so that every 128 bytes a warp copies are one whole L2 line at any
+// pitch (the same number of bytes; the data is the row's shifted by up to 112 bytes, which a GEMM
+// would place with the copies' shared-memory addresses, and which this probe never reads).
 __device__ __forceinline__ void cp_async_16(void* dst, const void* src, uint32_t src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(dst)), "l"(src), "r"(src_bytes)
                : "memory");
 }
 
-template <int Stages, int RowBytes>
+template <int Stages, int RowBytes, bool LineWindows = false>
 __global__ void __launch_bounds__(kCpAsyncThreads, 1) load_cpasync(const Work w) {
   constexpr int kChunksPerRow = RowBytes / 16;
   constexpr int kChunksPerBox = kChunksPerRow * (kTile * static_cast<int>(kSliceBytes) / RowBytes);
@@ -301,7 +306,9 @@ __global__ void __launch_bounds__(kCpAsyncThreads, 1) load_cpasync(const Work w)
         const int op = q / kChunksPerBox, row = (q % kChunksPerBox) / kChunksPerRow, chunk = q % kChunksPerRow;
         const uint32_t off = k_bytes + chunk * 16;
         const bool in = off < w.row_bytes;
-        const char* src = (op ? b : a) + row * w.pitch + (in ? off : 0);
+        const char* row_src = (op ? b : a) + row * w.pitch;
+        if constexpr (LineWindows) row_src -= reinterpret_cast<uintptr_t>(row_src) % 128;
+        const char* src = row_src + (in ? off : 0);
         cp_async_16(stage + op * w.box_bytes + row * RowBytes + chunk * 16, src, in ? 16 : 0);
       }
       ahead.next(w);
@@ -365,7 +372,7 @@ void check(cudaError_t e, const char* what) {
   }
 }
 
-enum class Kind { tma_project, tma_2d, tma_3d, tma_3d_rows_mid, bulk_1d, cp_async };
+enum class Kind { tma_project, tma_2d, tma_3d, tma_3d_rows_mid, bulk_1d, cp_async, cp_async_lines };
 enum class Pattern { gemm, cold, warm };
 
 const char* pattern_name(Pattern p) { return p == Pattern::gemm ? "gemm" : p == Pattern::cold ? "cold" : "warm"; }
@@ -415,6 +422,10 @@ const std::vector<Variant>& variants() {
        "as cp.async, but a box row is 512 bytes (4 slices) of 32 rows: a warp's copies are one row's 512 contiguous "
        "bytes",
        Kind::cp_async, 256, 1, 32, CU_TENSOR_MAP_SWIZZLE_NONE, L2Promotion::none},
+      {"cp.async/lines",
+       "as cp.async, but each row's copies start at the L2 line boundary at or before the row's start: every 128 "
+       "bytes a warp copies are one whole line at any pitch",
+       Kind::cp_async_lines, 64, 1, 128, CU_TENSOR_MAP_SWIZZLE_NONE, L2Promotion::none},
   };
   return all;
 }
@@ -545,7 +556,7 @@ Options parse(int argc, char** argv) {
                                  {"sw128/256", "sw128/none", "sw128/64", "sw128/128", "sw64", "none64", "cp.async"});
         else if (n == "views")  // longer contiguous runs: wide boxes, 3-D views, 1-D bulk copies
           o.variant_names.insert(o.variant_names.end(), {"sw128/256", "none128", "none256", "3d:2x64", "3d:4x64",
-                                                         "3d:rows2", "bulk1d", "cp.async/512"});
+                                                         "3d:rows2", "bulk1d", "cp.async/512", "cp.async/lines"});
         else o.variant_names.push_back(n);
       }
     } else if (arg == "--patterns") {
@@ -716,7 +727,8 @@ Result measure(const Device& dev, const Buffers& buf, const Variant& v, const Co
       break;
     }
     case Kind::bulk_1d:
-    case Kind::cp_async:  // a box of box_rows rows x box_cols columns: 16 KB, as TMA's {64, 128}
+    case Kind::cp_async:
+    case Kind::cp_async_lines:  // a box of box_rows rows x box_cols columns: 16 KB, as TMA's {64, 128}
       w.box_rows = static_cast<int32_t>(v.box_rows);
       w.boxes_k = static_cast<int32_t>((c.cols + v.box_cols - 1) / v.box_cols);
       w.step_k = static_cast<int32_t>(v.box_cols);
@@ -727,9 +739,9 @@ Result measure(const Device& dev, const Buffers& buf, const Variant& v, const Co
   const int64_t tiles = gemm_pattern ? kGemmTiles : kTiles;
   w.units = static_cast<int32_t>(tiles * w.boxes_k * w.boxes_r);
   w.chunk = gemm_pattern ? w.boxes_k * w.boxes_r : 1;
-  w.stages = v.kind == Kind::cp_async ? kCpAsyncStages
-                                      : std::clamp(ring_bytes / static_cast<int>(2 * w.box_bytes), 1, kMaxStages);
-  if (stages_override > 0 && v.kind != Kind::cp_async) w.stages = stages_override;
+  const bool cp_async = v.kind == Kind::cp_async || v.kind == Kind::cp_async_lines;
+  w.stages = cp_async ? kCpAsyncStages : std::clamp(ring_bytes / static_cast<int>(2 * w.box_bytes), 1, kMaxStages);
+  if (stages_override > 0 && !cp_async) w.stages = stages_override;
   r.stages = w.stages;
   r.bytes = static_cast<double>(tiles) * 2 * kTile * cols_used * 2;
   r.smem_bytes = static_cast<double>(w.units) * 2 * w.box_bytes;
@@ -753,6 +765,7 @@ Result measure(const Device& dev, const Buffers& buf, const Variant& v, const Co
       if (v.box_cols == 64) kernel_attr(load_cpasync<kCpAsyncStages, 128>);
       else kernel_attr(load_cpasync<kCpAsyncStages, 512>);
       break;
+    case Kind::cp_async_lines: kernel_attr(load_cpasync<kCpAsyncStages, 128, true>); break;
   }
   const auto launch = [&]() {
     if (g_ncu_log) {
@@ -775,6 +788,7 @@ Result measure(const Device& dev, const Buffers& buf, const Variant& v, const Co
         if (v.box_cols == 64) load_cpasync<kCpAsyncStages, 128><<<grid, kCpAsyncThreads, smem>>>(w);
         else load_cpasync<kCpAsyncStages, 512><<<grid, kCpAsyncThreads, smem>>>(w);
         break;
+      case Kind::cp_async_lines: load_cpasync<kCpAsyncStages, 128, true><<<grid, kCpAsyncThreads, smem>>>(w); break;
     }
     check(cudaGetLastError(), "kernel launch");
   };
