@@ -17,9 +17,10 @@ namespace gemm {
 // Only the first `src_bytes` (0 or 16) are read; the rest of the 16 are written as zeros, so
 // src_bytes = 0 zero-fills `dst` without touching `src`.
 // https://docs.nvidia.com/cuda/parallel-thread-execution/#data-movement-and-conversion-instructions-cp-async
-GEMM_DEVICE void cp_async_16(void* dst, const void* src, uint32_t src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(dst)),
-               "l"(reinterpret_cast<uint64_t>(src)), "r"(src_bytes)
+// `dst` is a shared-window address (smem_addr): a loop of copies converts its base once.
+GEMM_DEVICE void cp_async_16(uint32_t dst, const void* src, uint32_t src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(reinterpret_cast<uint64_t>(src)),
+               "r"(src_bytes)
                : "memory");
 }
 
@@ -33,7 +34,7 @@ GEMM_DEVICE void cp_async_mbarrier_arrive_noinc(uint64_t* bar) {
 
 #elif defined(GEMM_EMULATED)
 
-void cp_async_16(void* dst, const void* src, uint32_t src_bytes, SourceLoc loc = SourceLoc::current());
+void cp_async_16(uint32_t dst, const void* src, uint32_t src_bytes, SourceLoc loc = SourceLoc::current());
 void cp_async_mbarrier_arrive_noinc(uint64_t* bar, SourceLoc loc = SourceLoc::current());
 
 #endif

@@ -95,19 +95,23 @@ GEMM_DEVICE void load_window_line(__half* start_tile, int64_t slice_start, __hal
   const uint64_t pitch = static_cast<uint64_t>(k) * sizeof(__half);
   const char* row_ptr = reinterpret_cast<const char*>(base) + static_cast<uint64_t>(row0 + r0) * pitch;
   const WindowChunk c = window_chunk(line_chunk_offset(reinterpret_cast<uintptr_t>(row_ptr)), line, q);
-  char* tile = c.slice < 0               ? nullptr
-               : c.slice == slice_start  ? reinterpret_cast<char*>(start_tile)
-               : c.slice == slice_finish ? reinterpret_cast<char*>(finish_tile)
-                                         : nullptr;
+  __half* tile = c.slice < 0               ? nullptr
+                 : c.slice == slice_start  ? start_tile
+                 : c.slice == slice_finish ? finish_tile
+                                           : nullptr;
   if (tile == nullptr) return;
   const bool in_k = c.k_chunk < k / 8;
+  // Rows r0, r0 + 16, ...: the same swizzle row phase (r % 8), so each copy's shared address is the
+  // first one's plus 16 rows of 128 bytes; the global one the first's plus 16 pitches. The shared
+  // window address is converted once.
+  const uint32_t dst = smem_addr(tile) + sw128_offset(static_cast<uint32_t>(r0), static_cast<uint32_t>(c.col));
   const char* src = row_ptr + 16 * c.k_chunk;
   const uint64_t src_step = kRowStep * pitch;
 #pragma unroll
-  for (int r = r0; r < Rows; r += kRowStep, src += src_step) {
-    const bool in = in_k && row0 + r < rows;
-    const void* from = in ? static_cast<const void*>(src) : static_cast<const void*>(base);  // 0 bytes read
-    cp_async_16(tile + sw128_offset(static_cast<uint32_t>(r), static_cast<uint32_t>(c.col)), from, in ? 16 : 0);
+  for (int u = 0; u < Rows / kRowStep; ++u) {
+    const bool in = in_k && row0 + r0 + u * kRowStep < rows;
+    const void* from = in ? static_cast<const void*>(src + u * src_step) : static_cast<const void*>(base);
+    cp_async_16(dst + u * kRowStep * kSwizzleBytes, from, in ? 16 : 0);  // 0 bytes read: zeros
   }
 }
 

@@ -14,10 +14,10 @@ constexpr const char* kArrive = "cp.async.mbarrier.arrive.noinc";
 
 }  // namespace
 
-void cp_async_16(void* dst, const void* src, uint32_t src_bytes, SourceLoc loc) {
+void cp_async_16(uint32_t dst, const void* src, uint32_t src_bytes, SourceLoc loc) {
   Fiber* f = enter(loc, kCopy);
   Cta& c = *f->cta;
-  const uint32_t off = smem_offset(c, dst, 16, kCopy);
+  const uint32_t off = addr_offset(c, dst, 16, kCopy);
   if ((c.addr_of(off) & 15u) != 0 || reinterpret_cast<uintptr_t>(src) % 16 != 0)
     fail("cp.async alignment", std::string(kCopy) + ": a 16-byte copy needs 16-byte aligned addresses (shared " +
                                    hex(c.addr_of(off)) + ", global " + hex(reinterpret_cast<uintptr_t>(src)) + ")");
@@ -66,7 +66,7 @@ void cp_async_mbarrier_arrive_noinc(uint64_t* bar, SourceLoc loc) {
 
 // The wrappers are declared in namespace gemm; the definitions above are in gemm::emu. Forward.
 namespace gemm {
-void cp_async_16(void* dst, const void* src, uint32_t src_bytes, SourceLoc loc) {
+void cp_async_16(uint32_t dst, const void* src, uint32_t src_bytes, SourceLoc loc) {
   emu::cp_async_16(dst, src, src_bytes, loc);
 }
 void cp_async_mbarrier_arrive_noinc(uint64_t* bar, SourceLoc loc) { emu::cp_async_mbarrier_arrive_noinc(bar, loc); }
