@@ -269,16 +269,26 @@ __global__ void __launch_bounds__(32, 1) load_bulk(const Work w) {
 // so that the warp's copies touch each L2 line of the row once. Past the row's end the copy reads
 // nothing and writes zeros (src-size 0), as TMA's fill. A thread only ever rewrites its own chunks,
 // after their group completed, so the ring needs no barrier.
-// LineWindows: each row's copies start at the 128-byte line boundary at or before the row's start
+// Lines: each row's copies start at the 128-byte line boundary at or before the row's start
 // instead of at the row's start, so that every 128 bytes a warp copies are one whole L2 line at any
 // pitch (the same number of bytes; the data is the row's shifted by up to 112 bytes, which a GEMM
-// would place with the copies' shared-memory addresses, and which this probe never reads).
+// would place with the copies' shared-memory addresses, and which this probe never reads). Where a
+// line's chunks land (only with Lines), for a row that starts s chunks into its line:
+//   Place::plain   chunk q at column q of the row (the data unplaced);
+//   Place::rotate  at column (q - s) % 8 of the row: placed, in one 128-byte row of shared memory;
+//   Place::even    at column (q - s') % 8, s' = s rounded down to even: two chunks of a 32-byte
+//                  sector stay in one 32-byte unit of shared memory;
+//   Place::split   as a GEMM must place them: chunks q >= s at column q - s of this stage, chunks
+//                  q < s at column 8 - s + q of the same row of the stage before (the slice the
+//                  line's head belongs to), each column swizzled (c ^ row % 8) as wgmma's SW128.
 __device__ __forceinline__ void cp_async_16(void* dst, const void* src, uint32_t src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(dst)), "l"(src), "r"(src_bytes)
                : "memory");
 }
 
-template <int Stages, int RowBytes, bool LineWindows = false>
+enum class Place { plain, rotate, even, split };
+
+template <int Stages, int RowBytes, bool Lines = false, Place P = Place::plain>
 __global__ void __launch_bounds__(kCpAsyncThreads, 1) load_cpasync(const Work w) {
   constexpr int kChunksPerRow = RowBytes / 16;
   constexpr int kChunksPerBox = kChunksPerRow * (kTile * static_cast<int>(kSliceBytes) / RowBytes);
@@ -307,9 +317,20 @@ __global__ void __launch_bounds__(kCpAsyncThreads, 1) load_cpasync(const Work w)
         const uint32_t off = k_bytes + chunk * 16;
         const bool in = off < w.row_bytes;
         const char* row_src = (op ? b : a) + row * w.pitch;
-        if constexpr (LineWindows) row_src -= reinterpret_cast<uintptr_t>(row_src) % 128;
+        const int s = static_cast<int>(reinterpret_cast<uintptr_t>(row_src) % 128 / 16);
+        if constexpr (Lines) row_src -= reinterpret_cast<uintptr_t>(row_src) % 128;
         const char* src = row_src + (in ? off : 0);
-        cp_async_16(stage + op * w.box_bytes + row * RowBytes + chunk * 16, src, in ? 16 : 0);
+        char* dst = stage + op * w.box_bytes + row * RowBytes;
+        if constexpr (P == Place::plain) dst += chunk * 16;
+        else if constexpr (P == Place::rotate) dst += ((chunk - s) & 7) * 16;
+        else if constexpr (P == Place::even) dst += ((chunk - (s & ~1)) & 7) * 16;
+        else {
+          if (chunk < s)
+            dst = ring + size_t{2} * w.box_bytes * (slot == 0 ? Stages - 1 : slot - 1) + op * w.box_bytes +
+                  row * RowBytes;
+          dst += (((chunk - s) & 7) ^ (row % 8)) * 16;
+        }
+        cp_async_16(dst, src, in ? 16 : 0);
       }
       ahead.next(w);
     }
@@ -372,7 +393,18 @@ void check(cudaError_t e, const char* what) {
   }
 }
 
-enum class Kind { tma_project, tma_2d, tma_3d, tma_3d_rows_mid, bulk_1d, cp_async, cp_async_lines };
+enum class Kind {
+  tma_project,
+  tma_2d,
+  tma_3d,
+  tma_3d_rows_mid,
+  bulk_1d,
+  cp_async,
+  cp_async_lines,
+  cp_async_lines_rotate,
+  cp_async_lines_even,
+  cp_async_lines_split
+};
 enum class Pattern { gemm, cold, warm };
 
 const char* pattern_name(Pattern p) { return p == Pattern::gemm ? "gemm" : p == Pattern::cold ? "cold" : "warm"; }
@@ -426,6 +458,15 @@ const std::vector<Variant>& variants() {
        "as cp.async, but each row's copies start at the L2 line boundary at or before the row's start: every 128 "
        "bytes a warp copies are one whole line at any pitch",
        Kind::cp_async_lines, 64, 1, 128, CU_TENSOR_MAP_SWIZZLE_NONE, L2Promotion::none},
+      {"lines/rotate", "as cp.async/lines, each chunk placed at its column of the row's slice in the same row",
+       Kind::cp_async_lines_rotate, 64, 1, 128, CU_TENSOR_MAP_SWIZZLE_NONE, L2Promotion::none},
+      {"lines/even",
+       "as lines/rotate, rotated by an even number of chunks: a sector's two chunks stay in one 32-byte unit",
+       Kind::cp_async_lines_even, 64, 1, 128, CU_TENSOR_MAP_SWIZZLE_NONE, L2Promotion::none},
+      {"lines/split",
+       "as cp.async/lines, placed as a GEMM must: head chunks into this stage, tail chunks into the stage before, "
+       "SW128 columns",
+       Kind::cp_async_lines_split, 64, 1, 128, CU_TENSOR_MAP_SWIZZLE_NONE, L2Promotion::none},
   };
   return all;
 }
@@ -555,8 +596,9 @@ Options parse(int argc, char** argv) {
           o.variant_names.insert(o.variant_names.end(),
                                  {"sw128/256", "sw128/none", "sw128/64", "sw128/128", "sw64", "none64", "cp.async"});
         else if (n == "views")  // longer contiguous runs: wide boxes, 3-D views, 1-D bulk copies
-          o.variant_names.insert(o.variant_names.end(), {"sw128/256", "none128", "none256", "3d:2x64", "3d:4x64",
-                                                         "3d:rows2", "bulk1d", "cp.async/512", "cp.async/lines"});
+          o.variant_names.insert(o.variant_names.end(),
+                                 {"sw128/256", "none128", "none256", "3d:2x64", "3d:4x64", "3d:rows2", "bulk1d",
+                                  "cp.async/512", "cp.async/lines", "lines/rotate", "lines/even", "lines/split"});
         else o.variant_names.push_back(n);
       }
     } else if (arg == "--patterns") {
@@ -728,7 +770,10 @@ Result measure(const Device& dev, const Buffers& buf, const Variant& v, const Co
     }
     case Kind::bulk_1d:
     case Kind::cp_async:
-    case Kind::cp_async_lines:  // a box of box_rows rows x box_cols columns: 16 KB, as TMA's {64, 128}
+    case Kind::cp_async_lines:
+    case Kind::cp_async_lines_rotate:
+    case Kind::cp_async_lines_even:
+    case Kind::cp_async_lines_split:  // a box of box_rows rows x box_cols columns: 16 KB, as TMA's {64, 128}
       w.box_rows = static_cast<int32_t>(v.box_rows);
       w.boxes_k = static_cast<int32_t>((c.cols + v.box_cols - 1) / v.box_cols);
       w.step_k = static_cast<int32_t>(v.box_cols);
@@ -739,7 +784,9 @@ Result measure(const Device& dev, const Buffers& buf, const Variant& v, const Co
   const int64_t tiles = gemm_pattern ? kGemmTiles : kTiles;
   w.units = static_cast<int32_t>(tiles * w.boxes_k * w.boxes_r);
   w.chunk = gemm_pattern ? w.boxes_k * w.boxes_r : 1;
-  const bool cp_async = v.kind == Kind::cp_async || v.kind == Kind::cp_async_lines;
+  const bool cp_async = v.kind == Kind::cp_async || v.kind == Kind::cp_async_lines ||
+                        v.kind == Kind::cp_async_lines_rotate || v.kind == Kind::cp_async_lines_even ||
+                        v.kind == Kind::cp_async_lines_split;
   w.stages = cp_async ? kCpAsyncStages : std::clamp(ring_bytes / static_cast<int>(2 * w.box_bytes), 1, kMaxStages);
   if (stages_override > 0 && !cp_async) w.stages = stages_override;
   r.stages = w.stages;
@@ -766,6 +813,9 @@ Result measure(const Device& dev, const Buffers& buf, const Variant& v, const Co
       else kernel_attr(load_cpasync<kCpAsyncStages, 512>);
       break;
     case Kind::cp_async_lines: kernel_attr(load_cpasync<kCpAsyncStages, 128, true>); break;
+    case Kind::cp_async_lines_rotate: kernel_attr(load_cpasync<kCpAsyncStages, 128, true, Place::rotate>); break;
+    case Kind::cp_async_lines_even: kernel_attr(load_cpasync<kCpAsyncStages, 128, true, Place::even>); break;
+    case Kind::cp_async_lines_split: kernel_attr(load_cpasync<kCpAsyncStages, 128, true, Place::split>); break;
   }
   const auto launch = [&]() {
     if (g_ncu_log) {
@@ -789,6 +839,15 @@ Result measure(const Device& dev, const Buffers& buf, const Variant& v, const Co
         else load_cpasync<kCpAsyncStages, 512><<<grid, kCpAsyncThreads, smem>>>(w);
         break;
       case Kind::cp_async_lines: load_cpasync<kCpAsyncStages, 128, true><<<grid, kCpAsyncThreads, smem>>>(w); break;
+      case Kind::cp_async_lines_rotate:
+        load_cpasync<kCpAsyncStages, 128, true, Place::rotate><<<grid, kCpAsyncThreads, smem>>>(w);
+        break;
+      case Kind::cp_async_lines_even:
+        load_cpasync<kCpAsyncStages, 128, true, Place::even><<<grid, kCpAsyncThreads, smem>>>(w);
+        break;
+      case Kind::cp_async_lines_split:
+        load_cpasync<kCpAsyncStages, 128, true, Place::split><<<grid, kCpAsyncThreads, smem>>>(w);
+        break;
     }
     check(cudaGetLastError(), "kernel launch");
   };
