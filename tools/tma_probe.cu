@@ -20,7 +20,9 @@
 //               wgmma reads), 1-D bulk copies of 128 bytes per row (cp.async.bulk, no tensor map),
 //               and cp.async 16-byte copies by 128 threads (the LSU path), a warp's copies covering
 //               four 128-byte rows (the GEMM's slice), 512 contiguous bytes of one row, or four
-//               whole L2 lines (each row's copies started at the line boundary before it).
+//               whole L2 lines (each row's copies started at the line boundary before it), those
+//               lines' chunks landing in order, rotated within their row, or split between two
+//               stages as a GEMM must place them (lines/rotate, lines/even, lines/split).
 //   - configs:  pitch:cols pairs. `cols` bounds the loads (zeros past it, as the GEMM's K edge);
 //               `pitch` is the row stride, so 6000:2944 is K = 3000's pitch without the partial
 //               slice and 6144:3000 the partial slice on an aligned pitch.
@@ -40,7 +42,8 @@
 //   --model: the footprint table alone (no GPU needed).
 //   --variants takes names (--list) and the groups `maps` (today's box with each L2 promotion,
 //     SW64, no swizzle, cp.async) and `views` (wide boxes, 3-D views, 1-D bulk copies,
-//     cp.async/512, cp.async/lines), each with today's sw128/256 as its reference column. Default: all.
+//     cp.async/512, cp.async/lines and its placements), each with today's sw128/256 as its
+//     reference column. Default: all.
 //   --ncu: one launch per (pattern, config, variant), each announced on stdout with its footprint
 //     model, no sweeps; for `ncu -k regex:load_`. Its defaults: configs 6144:3072, 6000:3000,
 //     6000:2944, 6080:3008; variants sw128/256, sw128/none, cp.async, bulk1d; patterns gemm, cold.
