@@ -396,18 +396,7 @@ void check(cudaError_t e, const char* what) {
   }
 }
 
-enum class Kind {
-  tma_project,
-  tma_2d,
-  tma_3d,
-  tma_3d_rows_mid,
-  bulk_1d,
-  cp_async,
-  cp_async_lines,
-  cp_async_lines_rotate,
-  cp_async_lines_even,
-  cp_async_lines_split
-};
+enum class Kind { tma_project, tma_2d, tma_3d, tma_3d_rows_mid, bulk_1d, cp_async };
 enum class Pattern { gemm, cold, warm };
 
 const char* pattern_name(Pattern p) { return p == Pattern::gemm ? "gemm" : p == Pattern::cold ? "cold" : "warm"; }
@@ -421,6 +410,8 @@ struct Variant {
   uint32_t box_rows;
   CUtensorMapSwizzle swizzle;
   L2Promotion promotion;
+  bool lines = false;          // cp.async: copies start at the line boundary before each row
+  Place place = Place::plain;  // ... and where a line's chunks land
 };
 
 const std::vector<Variant>& variants() {
@@ -460,18 +451,31 @@ const std::vector<Variant>& variants() {
       {"cp.async/lines",
        "as cp.async, but each row's copies start at the L2 line boundary at or before the row's start: every 128 "
        "bytes a warp copies are one whole line at any pitch",
-       Kind::cp_async_lines, 64, 1, 128, CU_TENSOR_MAP_SWIZZLE_NONE, L2Promotion::none},
+       Kind::cp_async, 64, 1, 128, CU_TENSOR_MAP_SWIZZLE_NONE, L2Promotion::none, true, Place::plain},
       {"lines/rotate", "as cp.async/lines, each chunk placed at its column of the row's slice in the same row",
-       Kind::cp_async_lines_rotate, 64, 1, 128, CU_TENSOR_MAP_SWIZZLE_NONE, L2Promotion::none},
+       Kind::cp_async, 64, 1, 128, CU_TENSOR_MAP_SWIZZLE_NONE, L2Promotion::none, true, Place::rotate},
       {"lines/even",
        "as lines/rotate, rotated by an even number of chunks: a sector's two chunks stay in one 32-byte unit",
-       Kind::cp_async_lines_even, 64, 1, 128, CU_TENSOR_MAP_SWIZZLE_NONE, L2Promotion::none},
+       Kind::cp_async, 64, 1, 128, CU_TENSOR_MAP_SWIZZLE_NONE, L2Promotion::none, true, Place::even},
       {"lines/split",
        "as cp.async/lines, placed as a GEMM must: head chunks into this stage, tail chunks into the stage before, "
        "SW128 columns",
-       Kind::cp_async_lines_split, 64, 1, 128, CU_TENSOR_MAP_SWIZZLE_NONE, L2Promotion::none},
+       Kind::cp_async, 64, 1, 128, CU_TENSOR_MAP_SWIZZLE_NONE, L2Promotion::none, true, Place::split},
   };
   return all;
+}
+
+// The cp.async kernel a cp.async variant runs.
+using CpAsyncKernel = void (*)(Work);
+CpAsyncKernel cpasync_kernel(const Variant& v) {
+  if (!v.lines) return v.box_cols == 64 ? load_cpasync<kCpAsyncStages, 128> : load_cpasync<kCpAsyncStages, 512>;
+  switch (v.place) {
+    case Place::plain: return load_cpasync<kCpAsyncStages, 128, true, Place::plain>;
+    case Place::rotate: return load_cpasync<kCpAsyncStages, 128, true, Place::rotate>;
+    case Place::even: return load_cpasync<kCpAsyncStages, 128, true, Place::even>;
+    case Place::split: return load_cpasync<kCpAsyncStages, 128, true, Place::split>;
+  }
+  return nullptr;
 }
 
 struct Config {
@@ -772,11 +776,7 @@ Result measure(const Device& dev, const Buffers& buf, const Variant& v, const Co
       break;
     }
     case Kind::bulk_1d:
-    case Kind::cp_async:
-    case Kind::cp_async_lines:
-    case Kind::cp_async_lines_rotate:
-    case Kind::cp_async_lines_even:
-    case Kind::cp_async_lines_split:  // a box of box_rows rows x box_cols columns: 16 KB, as TMA's {64, 128}
+    case Kind::cp_async:  // a box of box_rows rows x box_cols columns: 16 KB, as TMA's {64, 128}
       w.box_rows = static_cast<int32_t>(v.box_rows);
       w.boxes_k = static_cast<int32_t>((c.cols + v.box_cols - 1) / v.box_cols);
       w.step_k = static_cast<int32_t>(v.box_cols);
@@ -787,11 +787,9 @@ Result measure(const Device& dev, const Buffers& buf, const Variant& v, const Co
   const int64_t tiles = gemm_pattern ? kGemmTiles : kTiles;
   w.units = static_cast<int32_t>(tiles * w.boxes_k * w.boxes_r);
   w.chunk = gemm_pattern ? w.boxes_k * w.boxes_r : 1;
-  const bool cp_async = v.kind == Kind::cp_async || v.kind == Kind::cp_async_lines ||
-                        v.kind == Kind::cp_async_lines_rotate || v.kind == Kind::cp_async_lines_even ||
-                        v.kind == Kind::cp_async_lines_split;
-  w.stages = cp_async ? kCpAsyncStages : std::clamp(ring_bytes / static_cast<int>(2 * w.box_bytes), 1, kMaxStages);
-  if (stages_override > 0 && !cp_async) w.stages = stages_override;
+  w.stages = v.kind == Kind::cp_async ? kCpAsyncStages
+                                      : std::clamp(ring_bytes / static_cast<int>(2 * w.box_bytes), 1, kMaxStages);
+  if (stages_override > 0 && v.kind != Kind::cp_async) w.stages = stages_override;
   r.stages = w.stages;
   r.bytes = static_cast<double>(tiles) * 2 * kTile * cols_used * 2;
   r.smem_bytes = static_cast<double>(w.units) * 2 * w.box_bytes;
@@ -811,14 +809,7 @@ Result measure(const Device& dev, const Buffers& buf, const Variant& v, const Co
     case Kind::tma_3d:
     case Kind::tma_3d_rows_mid: kernel_attr(load_tma<3>); break;
     case Kind::bulk_1d: kernel_attr(load_bulk); break;
-    case Kind::cp_async:
-      if (v.box_cols == 64) kernel_attr(load_cpasync<kCpAsyncStages, 128>);
-      else kernel_attr(load_cpasync<kCpAsyncStages, 512>);
-      break;
-    case Kind::cp_async_lines: kernel_attr(load_cpasync<kCpAsyncStages, 128, true>); break;
-    case Kind::cp_async_lines_rotate: kernel_attr(load_cpasync<kCpAsyncStages, 128, true, Place::rotate>); break;
-    case Kind::cp_async_lines_even: kernel_attr(load_cpasync<kCpAsyncStages, 128, true, Place::even>); break;
-    case Kind::cp_async_lines_split: kernel_attr(load_cpasync<kCpAsyncStages, 128, true, Place::split>); break;
+    case Kind::cp_async: kernel_attr(cpasync_kernel(v)); break;
   }
   const auto launch = [&]() {
     if (g_ncu_log) {
@@ -837,20 +828,7 @@ Result measure(const Device& dev, const Buffers& buf, const Variant& v, const Co
       case Kind::tma_3d:
       case Kind::tma_3d_rows_mid: load_tma<3><<<grid, 32, smem>>>(map_a, map_b, w); break;
       case Kind::bulk_1d: load_bulk<<<grid, 32, smem>>>(w); break;
-      case Kind::cp_async:
-        if (v.box_cols == 64) load_cpasync<kCpAsyncStages, 128><<<grid, kCpAsyncThreads, smem>>>(w);
-        else load_cpasync<kCpAsyncStages, 512><<<grid, kCpAsyncThreads, smem>>>(w);
-        break;
-      case Kind::cp_async_lines: load_cpasync<kCpAsyncStages, 128, true><<<grid, kCpAsyncThreads, smem>>>(w); break;
-      case Kind::cp_async_lines_rotate:
-        load_cpasync<kCpAsyncStages, 128, true, Place::rotate><<<grid, kCpAsyncThreads, smem>>>(w);
-        break;
-      case Kind::cp_async_lines_even:
-        load_cpasync<kCpAsyncStages, 128, true, Place::even><<<grid, kCpAsyncThreads, smem>>>(w);
-        break;
-      case Kind::cp_async_lines_split:
-        load_cpasync<kCpAsyncStages, 128, true, Place::split><<<grid, kCpAsyncThreads, smem>>>(w);
-        break;
+      case Kind::cp_async: cpasync_kernel(v)<<<grid, kCpAsyncThreads, smem>>>(w); break;
     }
     check(cudaGetLastError(), "kernel launch");
   };
