@@ -22,7 +22,9 @@
 //               four 128-byte rows (the GEMM's slice), 512 contiguous bytes of one row, or four
 //               whole L2 lines (each row's copies started at the line boundary before it), those
 //               lines' chunks landing in order, rotated within their row, or split between two
-//               stages as a GEMM must place them (lines/rotate, lines/even, lines/split).
+//               stages as a GEMM must place them (lines/rotate, lines/even, lines/split); and a 3-D
+//               view whose boxes are 128 rows of one phase (rows 8 apart), each box moved back by
+//               the phase's offset in its lines so that every box row is one whole line (3d:phase).
 //   - configs:  pitch:cols pairs. `cols` bounds the loads (zeros past it, as the GEMM's K edge);
 //               `pitch` is the row stride, so 6000:2944 is K = 3000's pitch without the partial
 //               slice and 6144:3000 the partial slice on an aligned pitch.
@@ -93,6 +95,7 @@ struct Work {
   uint32_t box_bytes;  // shared-memory bytes of one box
   int32_t stages;      // the ring
   int32_t rows_mid;    // 3-D views: 1 if dimension 1 is the rows (then 2 is the slices), 0 if the slices
+  int32_t phase;       // 1: the 3-D phase view (see Kind::tma_phase)
   // The raw operands, for the loads without a tensor map.
   const char* a;
   const char* b;
@@ -210,6 +213,17 @@ __global__ void __launch_bounds__(32, 1)
     if constexpr (Rank == 2) {
       tma_load_2d(dst, &map_a, &full[slot], k, ra);
       tma_load_2d(dst + w.box_bytes, &map_b, &full[slot], k, rb);
+    } else if (w.phase) {
+      // Row tile i of 24 is the 128 rows p + 8 j (j = 128 (i / 8) ...) of phase p = i % 8; its box at
+      // line kb starts s_p chunks before the slice, so that every box row is one whole line.
+      const int32_t ta = ra / kTile, tb = rb / kTile;
+      const int32_t pa = ta % 8, pb = tb % 8;
+      const int32_t sa =
+          static_cast<int32_t>(reinterpret_cast<uintptr_t>(w.a + static_cast<uint64_t>(pa) * w.pitch) % 128 / 16);
+      const int32_t sb =
+          static_cast<int32_t>(reinterpret_cast<uintptr_t>(w.b + static_cast<uint64_t>(pb) * w.pitch) % 128 / 16);
+      tma_load_3d(dst, &map_a, &full[slot], 64 * x.kb - 8 * sa, pa, ta / 8 * kTile);
+      tma_load_3d(dst + w.box_bytes, &map_b, &full[slot], 64 * x.kb - 8 * sb, pb, tb / 8 * kTile);
     } else if (w.rows_mid) {
       tma_load_3d(dst, &map_a, &full[slot], 0, ra, k);
       tma_load_3d(dst + w.box_bytes, &map_b, &full[slot], 0, rb, k);
@@ -396,7 +410,7 @@ void check(cudaError_t e, const char* what) {
   }
 }
 
-enum class Kind { tma_project, tma_2d, tma_3d, tma_3d_rows_mid, bulk_1d, cp_async };
+enum class Kind { tma_project, tma_2d, tma_3d, tma_3d_rows_mid, tma_phase, bulk_1d, cp_async };
 enum class Pattern { gemm, cold, warm };
 
 const char* pattern_name(Pattern p) { return p == Pattern::gemm ? "gemm" : p == Pattern::cold ? "cold" : "warm"; }
@@ -440,6 +454,10 @@ const std::vector<Variant>& variants() {
       {"3d:rows2",
        "3-D view {64, rows, slices} strides {pitch, 128 B}, box {64,64,2}, SW128: two whole SW128 tiles (wgmma's layout) in one copy",
        Kind::tma_3d_rows_mid, 64, 2, 64, CU_TENSOR_MAP_SWIZZLE_128B, L2Promotion::b256},
+      {"3d:phase",
+       "3-D view {K, 8 phases, rows / 8} strides {pitch, 8 pitch}, box {64,1,128}, SW128: 128 rows of one phase "
+       "(rows 8 apart start at one offset in their lines), the box moved back by that offset: whole lines",
+       Kind::tma_phase, 64, 1, 128, CU_TENSOR_MAP_SWIZZLE_128B, L2Promotion::b256},
       {"bulk1d", "cp.async.bulk (1-D, no tensor map): one 128-byte copy per row and slice, one warp", Kind::bulk_1d, 64,
        1, 128, CU_TENSOR_MAP_SWIZZLE_NONE, L2Promotion::none},
       {"cp.async", "cp.async.cg 16 B by 128 threads (LSU path, L1 bypassed), 5 stages of 32 KB", Kind::cp_async, 64, 1,
@@ -603,9 +621,9 @@ Options parse(int argc, char** argv) {
           o.variant_names.insert(o.variant_names.end(),
                                  {"sw128/256", "sw128/none", "sw128/64", "sw128/128", "sw64", "none64", "cp.async"});
         else if (n == "views")  // longer contiguous runs: wide boxes, 3-D views, 1-D bulk copies
-          o.variant_names.insert(o.variant_names.end(),
-                                 {"sw128/256", "none128", "none256", "3d:2x64", "3d:4x64", "3d:rows2", "bulk1d",
-                                  "cp.async/512", "cp.async/lines", "lines/rotate", "lines/even", "lines/split"});
+          o.variant_names.insert(o.variant_names.end(), {"sw128/256", "none128", "none256", "3d:2x64", "3d:4x64",
+                                                         "3d:rows2", "bulk1d", "cp.async/512", "cp.async/lines",
+                                                         "lines/rotate", "lines/even", "lines/split", "3d:phase"});
         else o.variant_names.push_back(n);
       }
     } else if (arg == "--patterns") {
@@ -706,6 +724,14 @@ CUresult encode(CUtensorMap* map, const Variant& v, const Config& c, const char*
     return enc.fn(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, const_cast<char*>(base), dims, strides, box, elem_strides,
                   CU_TENSOR_MAP_INTERLEAVE_NONE, v.swizzle, promo, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   }
+  if (v.kind == Kind::tma_phase) {
+    // {K, 8 phases, rows / 8}: rows p, p + 8, ... of phase p; a box is 128 rows of one phase.
+    const cuuint64_t dims[3] = {c.cols, 8, kRows / 8};
+    const cuuint64_t strides[2] = {c.pitch, 8 * c.pitch};
+    const cuuint32_t box[3] = {64, 1, v.box_rows};
+    return enc.fn(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, const_cast<char*>(base), dims, strides, box, elem_strides,
+                  CU_TENSOR_MAP_INTERLEAVE_NONE, v.swizzle, promo, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  }
   const cuuint64_t dims[2] = {c.cols, kRows};
   const cuuint64_t strides[1] = {c.pitch};
   const cuuint32_t box[2] = {v.box_cols, v.box_rows};
@@ -754,14 +780,20 @@ Result measure(const Device& dev, const Buffers& buf, const Variant& v, const Co
     }
     case Kind::tma_2d:
     case Kind::tma_3d:
-    case Kind::tma_3d_rows_mid: {
+    case Kind::tma_3d_rows_mid:
+    case Kind::tma_phase: {
       for (auto [map, base] : {std::pair{&map_a, buf.a}, std::pair{&map_b, buf.b}})
         if (CUresult e = encode(map, v, c, base); e != CUDA_SUCCESS) {
           r.why = "cuTensorMapEncodeTiled refused it (CUresult " + std::to_string(static_cast<int>(e)) + ")";
           return r;
         }
       w.box_rows = static_cast<int32_t>(v.box_rows);
-      if (v.kind == Kind::tma_2d) {
+      if (v.kind == Kind::tma_phase) {  // lines 0 .. slices: a slice spans two lines
+        w.phase = 1;
+        w.boxes_k = static_cast<int32_t>((c.cols + 63) / 64 + 1);
+        w.step_k = 64;
+        w.box_bytes = 64 * 2 * v.box_rows;
+      } else if (v.kind == Kind::tma_2d) {
         w.boxes_k = static_cast<int32_t>((c.cols + v.box_cols - 1) / v.box_cols);
         w.step_k = static_cast<int32_t>(v.box_cols);
         w.box_bytes = v.box_cols * 2 * v.box_rows;
@@ -807,7 +839,8 @@ Result measure(const Device& dev, const Buffers& buf, const Variant& v, const Co
     case Kind::tma_project:
     case Kind::tma_2d: kernel_attr(load_tma<2>); break;
     case Kind::tma_3d:
-    case Kind::tma_3d_rows_mid: kernel_attr(load_tma<3>); break;
+    case Kind::tma_3d_rows_mid:
+    case Kind::tma_phase: kernel_attr(load_tma<3>); break;
     case Kind::bulk_1d: kernel_attr(load_bulk); break;
     case Kind::cp_async: kernel_attr(cpasync_kernel(v)); break;
   }
@@ -826,7 +859,8 @@ Result measure(const Device& dev, const Buffers& buf, const Variant& v, const Co
       case Kind::tma_project:
       case Kind::tma_2d: load_tma<2><<<grid, 32, smem>>>(map_a, map_b, w); break;
       case Kind::tma_3d:
-      case Kind::tma_3d_rows_mid: load_tma<3><<<grid, 32, smem>>>(map_a, map_b, w); break;
+      case Kind::tma_3d_rows_mid:
+      case Kind::tma_phase: load_tma<3><<<grid, 32, smem>>>(map_a, map_b, w); break;
       case Kind::bulk_1d: load_bulk<<<grid, 32, smem>>>(w); break;
       case Kind::cp_async: cpasync_kernel(v)<<<grid, kCpAsyncThreads, smem>>>(w); break;
     }
