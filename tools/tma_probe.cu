@@ -24,7 +24,9 @@
 //               lines' chunks landing in order, rotated within their row, or split between two
 //               stages as a GEMM must place them (lines/rotate, lines/even, lines/split); and a 3-D
 //               view whose boxes are 128 rows of one phase (rows 8 apart), each box moved back by
-//               the phase's offset in its lines so that every box row is one whole line (3d:phase).
+//               the phase's offset in its lines so that every box row is one whole line (3d:phase),
+//               and the same for A with B's 128 consecutive rows as eight such boxes of 16 rows, one
+//               per phase, each moved back by its own phase's offset (3d:phase/b8).
 //   - configs:  pitch:cols pairs. `cols` bounds the loads (zeros past it, as the GEMM's K edge);
 //               `pitch` is the row stride, so 6000:2944 is K = 3000's pitch without the partial
 //               slice and 6144:3000 the partial slice on an aligned pitch.
@@ -61,6 +63,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/clock.cuh"
@@ -96,6 +99,7 @@ struct Work {
   int32_t stages;      // the ring
   int32_t rows_mid;    // 3-D views: 1 if dimension 1 is the rows (then 2 is the slices), 0 if the slices
   int32_t phase;       // 1: the 3-D phase view (see Kind::tma_phase)
+  int32_t b_phases;    // phase view: 1 if B's tile is one phase like A's, 8 if it is 128 consecutive rows
   // The raw operands, for the loads without a tensor map.
   const char* a;
   const char* b;
@@ -223,7 +227,18 @@ __global__ void __launch_bounds__(32, 1)
       const int32_t sb =
           static_cast<int32_t>(reinterpret_cast<uintptr_t>(w.b + static_cast<uint64_t>(pb) * w.pitch) % 128 / 16);
       tma_load_3d(dst, &map_a, &full[slot], 64 * x.kb - 8 * sa, pa, ta / 8 * kTile);
-      tma_load_3d(dst + w.box_bytes, &map_b, &full[slot], 64 * x.kb - 8 * sb, pb, tb / 8 * kTile);
+      if (w.b_phases == 1) {
+        tma_load_3d(dst + w.box_bytes, &map_b, &full[slot], 64 * x.kb - 8 * sb, pb, tb / 8 * kTile);
+      } else {
+        // B's tile is rows rb .. rb + 127 as they are: groups rb / 8 .. rb / 8 + 15 of every phase q,
+        // one box of 16 rows per phase, each moved back by its own phase's offset s_q.
+        constexpr uint32_t kPhaseBoxBytes = kSliceBytes * kTile / 8;
+        for (int32_t q = 0; q < 8; ++q) {
+          const int32_t sq =
+              static_cast<int32_t>(reinterpret_cast<uintptr_t>(w.b + static_cast<uint64_t>(q) * w.pitch) % 128 / 16);
+          tma_load_3d(dst + w.box_bytes + q * kPhaseBoxBytes, &map_b, &full[slot], 64 * x.kb - 8 * sq, q, rb / 8);
+        }
+      }
     } else if (w.rows_mid) {
       tma_load_3d(dst, &map_a, &full[slot], 0, ra, k);
       tma_load_3d(dst + w.box_bytes, &map_b, &full[slot], 0, rb, k);
@@ -426,6 +441,7 @@ struct Variant {
   L2Promotion promotion;
   bool lines = false;          // cp.async: copies start at the line boundary before each row
   Place place = Place::plain;  // ... and where a line's chunks land
+  uint32_t b_box_rows = 0;     // phase view: rows of one box of B when not box_rows (8 boxes a tile)
 };
 
 const std::vector<Variant>& variants() {
@@ -458,6 +474,10 @@ const std::vector<Variant>& variants() {
        "3-D view {K, 8 phases, rows / 8} strides {pitch, 8 pitch}, box {64,1,128}, SW128: 128 rows of one phase "
        "(rows 8 apart start at one offset in their lines), the box moved back by that offset: whole lines",
        Kind::tma_phase, 64, 1, 128, CU_TENSOR_MAP_SWIZZLE_128B, L2Promotion::b256},
+      {"3d:phase/b8",
+       "A as 3d:phase; B's tile 128 consecutive rows as 8 boxes {64,1,16}, one per phase, each moved back by its "
+       "phase's offset: whole lines, B's rows in phase order",
+       Kind::tma_phase, 64, 1, 128, CU_TENSOR_MAP_SWIZZLE_128B, L2Promotion::b256, false, Place::plain, 16},
       {"bulk1d", "cp.async.bulk (1-D, no tensor map): one 128-byte copy per row and slice, one warp", Kind::bulk_1d, 64,
        1, 128, CU_TENSOR_MAP_SWIZZLE_NONE, L2Promotion::none},
       {"cp.async", "cp.async.cg 16 B by 128 threads (LSU path, L1 bypassed), 5 stages of 32 KB", Kind::cp_async, 64, 1,
@@ -621,9 +641,10 @@ Options parse(int argc, char** argv) {
           o.variant_names.insert(o.variant_names.end(),
                                  {"sw128/256", "sw128/none", "sw128/64", "sw128/128", "sw64", "none64", "cp.async"});
         else if (n == "views")  // longer contiguous runs: wide boxes, 3-D views, 1-D bulk copies
-          o.variant_names.insert(o.variant_names.end(), {"sw128/256", "none128", "none256", "3d:2x64", "3d:4x64",
-                                                         "3d:rows2", "bulk1d", "cp.async/512", "cp.async/lines",
-                                                         "lines/rotate", "lines/even", "lines/split", "3d:phase"});
+          o.variant_names.insert(
+              o.variant_names.end(),
+              {"sw128/256", "none128", "none256", "3d:2x64", "3d:4x64", "3d:rows2", "bulk1d", "cp.async/512",
+               "cp.async/lines", "lines/rotate", "lines/even", "lines/split", "3d:phase", "3d:phase/b8"});
         else o.variant_names.push_back(n);
       }
     } else if (arg == "--patterns") {
@@ -702,7 +723,7 @@ struct Result {
   double bytes_per_sm_clk() const { return bytes / (ms * 1e-3 * ghz * 1e9 * grid); }
 };
 
-CUresult encode(CUtensorMap* map, const Variant& v, const Config& c, const char* base) {
+CUresult encode(CUtensorMap* map, const Variant& v, const Config& c, const char* base, uint32_t box_rows) {
   const auto& enc = gemm::detail::tensor_map_encoder();
   if (enc.fn == nullptr) return CUDA_ERROR_NOT_INITIALIZED;
   const cuuint32_t elem_strides[3] = {1, 1, 1};
@@ -728,7 +749,7 @@ CUresult encode(CUtensorMap* map, const Variant& v, const Config& c, const char*
     // {K, 8 phases, rows / 8}: rows p, p + 8, ... of phase p; a box is 128 rows of one phase.
     const cuuint64_t dims[3] = {c.cols, 8, kRows / 8};
     const cuuint64_t strides[2] = {c.pitch, 8 * c.pitch};
-    const cuuint32_t box[3] = {64, 1, v.box_rows};
+    const cuuint32_t box[3] = {64, 1, box_rows};
     return enc.fn(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, const_cast<char*>(base), dims, strides, box, elem_strides,
                   CU_TENSOR_MAP_INTERLEAVE_NONE, v.swizzle, promo, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   }
@@ -782,14 +803,16 @@ Result measure(const Device& dev, const Buffers& buf, const Variant& v, const Co
     case Kind::tma_3d:
     case Kind::tma_3d_rows_mid:
     case Kind::tma_phase: {
-      for (auto [map, base] : {std::pair{&map_a, buf.a}, std::pair{&map_b, buf.b}})
-        if (CUresult e = encode(map, v, c, base); e != CUDA_SUCCESS) {
+      const uint32_t b_rows = v.b_box_rows ? v.b_box_rows : v.box_rows;
+      for (auto [map, base, rows] : {std::tuple{&map_a, buf.a, v.box_rows}, std::tuple{&map_b, buf.b, b_rows}})
+        if (CUresult e = encode(map, v, c, base, rows); e != CUDA_SUCCESS) {
           r.why = "cuTensorMapEncodeTiled refused it (CUresult " + std::to_string(static_cast<int>(e)) + ")";
           return r;
         }
       w.box_rows = static_cast<int32_t>(v.box_rows);
       if (v.kind == Kind::tma_phase) {  // lines 0 .. slices: a slice spans two lines
         w.phase = 1;
+        w.b_phases = v.b_box_rows ? 8 : 1;
         w.boxes_k = static_cast<int32_t>((c.cols + 63) / 64 + 1);
         w.step_k = 64;
         w.box_bytes = 64 * 2 * v.box_rows;
