@@ -77,7 +77,7 @@ __device__ __forceinline__ Rows lane_rows() {
   for (int h = 0; h < 2; ++h)
     for (int k = 0; k < 4; ++k) {
       const int n = 64 * h + 16 * warp + (mi & 1) * 8 + l % 8;  // the row of the tile
-      int row = n, c = 2 * k + (mi >> 1);                        // its shared row and chunk
+      int row = n, c = 2 * k + (mi >> 1);                       // its shared row and chunk
       if (M == rs_phase) {
         const int q = n % 8, d = (7 * q + 5) % 8;  // phase q's chunk offset from B's lines (any 0..7)
         row = q * 16 + n / 8;
@@ -109,8 +109,7 @@ __device__ __forceinline__ void slice(float (&acc)[2][64], const Frags& f, uint3
       const uint64_t b_desc = make_wgmma_desc_k_sw128(b_base + 32 * k);
       if constexpr (M == ss)
         wgmma_f32_f16_ss<128>(acc[h], make_wgmma_desc_k_sw128(a_base + h * 64 * 128 + 32 * k), b_desc, true);
-      else
-        wgmma_rs(acc[h], f[h][k], b_desc);
+      else wgmma_rs(acc[h], f[h][k], b_desc);
     }
   wgmma_commit_group();
   wgmma_wait_group<1>();  // the slice before this one has finished: its fragments may be reloaded
@@ -155,13 +154,13 @@ __global__ void __launch_bounds__(128, 1) consumer(float* out) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
 }
 
-#define CHECK(x)                                                                                  \
-  do {                                                                                            \
-    cudaError_t e_ = (x);                                                                         \
-    if (e_ != cudaSuccess) {                                                                      \
+#define CHECK(x)                                                                               \
+  do {                                                                                         \
+    cudaError_t e_ = (x);                                                                      \
+    if (e_ != cudaSuccess) {                                                                   \
       std::fprintf(stderr, "%s: %s (%s)\n", #x, cudaGetErrorName(e_), cudaGetErrorString(e_)); \
-      return 1;                                                                                   \
-    }                                                                                             \
+      return 1;                                                                                \
+    }                                                                                          \
   } while (0)
 
 template <Mode M>
@@ -185,16 +184,16 @@ int run(const char* name, int sms, float* out, double* tflops) {
   std::sort(ms.begin(), ms.end());
   const double flops = 2.0 * 128 * 128 * 64 * kSlices * sms;
   *tflops = flops / (ms[ms.size() / 2] * 1e-3) / 1e12;
-  std::printf("%-9s median %.3f ms (min %.3f, max %.3f): %.1f TFLOPS\n", name, ms[ms.size() / 2], ms.front(),
-              ms.back(), *tflops);
+  std::printf("%-9s median %.3f ms (min %.3f, max %.3f): %.1f TFLOPS\n", name, ms[ms.size() / 2], ms.front(), ms.back(),
+              *tflops);
   return 0;
 }
 
 int main() {
   cudaDeviceProp prop{};
   CHECK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("%s, %d SMs; one warpgroup per SM, %d K slices of 128x128x64 each\n", prop.name,
-              prop.multiProcessorCount, kSlices);
+  std::printf("%s, %d SMs; one warpgroup per SM, %d K slices of 128x128x64 each\n", prop.name, prop.multiProcessorCount,
+              kSlices);
   float* out = nullptr;
   CHECK(cudaMalloc(&out, sizeof(float) * 128 * prop.multiProcessorCount));
   double t_ss = 0, t_rs = 0, t_phase = 0;
