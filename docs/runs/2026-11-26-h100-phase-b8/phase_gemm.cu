@@ -7,8 +7,9 @@
 //     whole line. It is wgmma's B operand, by descriptor; the k16 steps follow A's lines.
 //   - B in tiles of 128 consecutive rows, as eight boxes {64, 1, 16}, one per phase q, each moved
 //     back by its own s_q. ldmatrix reads them into wgmma's A operand (registers), each row at its
-//     own chunk offset d = s_q - s_p from A's line, so one k16 step of line j takes B's chunks from
-//     lines j - 1, j or j + 1: the ring holds lines -1 .. lines of each tile.
+//     own chunk offset d = s_q - s_p from A's line. Stage l holds A's line l and, of each phase of
+//     B, the line that A's line l starts in (line l where d >= 0, line l - 1 where d < 0), so line
+//     j's k16 steps read stages j and j + 1 only: the ring holds stages 0 .. lines of each tile.
 //   - The accumulator is the tile of D^T: 128 consecutive columns by 128 rows of phase p, written
 //     with plain stores.
 // A diagnostic for docs/runs, not a step: one consumer warpgroup, no epilogue overlap, A and B
@@ -44,13 +45,13 @@ using namespace gemm::hopper;
 
 namespace {
 
-constexpr int kStages = 6;
+constexpr int kStages = 7;                // 7 x 32 KB: all the shared memory an SM gives one CTA, less 3 KB
 constexpr uint32_t kTile = 128 * 128;     // one operand's share of a stage: 128 rows x 128 bytes
 constexpr uint32_t kPhaseBox = 16 * 128;  // one of B's eight phase boxes: 16 rows
 constexpr uint32_t kStageBytes = 2 * kTile;
 
 struct Params {
-  __half* d;
+  __half* d;  // null: no stores (a timing variant)
   int m, n, k;
   int m_tiles, tiles;  // m_tiles = 8 phases x ceil(ceil(M / 8) / 128)
   uint32_t s;          // rows of phase q start (s >> 4q) & 7 chunks (16 bytes) into their 128-byte line
@@ -76,14 +77,16 @@ __device__ void producer(const CUtensorMap* map_a, const CUtensorMap* map_b, con
   for (int t = static_cast<int>(blockIdx.x); t < p.tiles; t += static_cast<int>(gridDim.x)) {
     const Tile tl = tile_of(p, t);
     const int lines = lines_of(p, tl.phase);
-    for (int l = -1; l <= lines; ++l, ++n) {  // B's chunks reach one line either side of A's
+    for (int l = 0; l <= lines; ++l, ++n) {  // line j's k16 steps read stages j and j + 1
       const uint32_t st = n % kStages;
       if (n >= kStages) mbarrier_wait(&empty[st], ((n / kStages) & 1) ^ 1, WaitTag{"empty", "producer"});
       char* dst = ring + st * kStageBytes;
       mbarrier_arrive_expect_tx(&full[st], kStageBytes);  // boxes out of bounds still land (zeros)
       tma_load_3d(dst, map_a, &full[st], 64 * l - 8 * p.s_of(tl.phase), tl.phase, tl.g0);
-      for (int q = 0; q < 8; ++q)
-        tma_load_3d(dst + kTile + q * kPhaseBox, map_b, &full[st], 64 * l - 8 * p.s_of(q), q, tl.n0 / 8);
+      for (int q = 0; q < 8; ++q) {
+        const int back = p.s_of(q) < p.s_of(tl.phase) ? 64 : 0;  // d < 0: the line before
+        tma_load_3d(dst + kTile + q * kPhaseBox, map_b, &full[st], 64 * l - 8 * p.s_of(q) - back, q, tl.n0 / 8);
+      }
     }
   }
 }
@@ -91,7 +94,7 @@ __device__ void producer(const CUtensorMap* map_a, const CUtensorMap* map_b, con
 using Frags = uint32_t[2][4][4];  // [64-row half][k16 step][ldmatrix.x4 registers]
 
 // This lane's ldmatrix row addresses for one tile: off inside a stage's B tile, and which of the
-// lines j - 1, j, j + 1 (lo + 1) holds the chunk.
+// stages j, j + 1 holds the chunk.
 struct LaneRows {
   uint32_t off[2][4];
   uint32_t line[2][4];
@@ -106,12 +109,12 @@ __device__ __forceinline__ LaneRows lane_rows(const Params& p, int phase) {
     for (int k = 0; k < 4; ++k) {
       // ldmatrix.x4: lanes 8i .. 8i + 7 give the rows of matrix i = (rows 0-7 | 8-15) x (k 0-7 | 8-15).
       const int n = 64 * h + 16 * warp + (mi & 1) * 8 + l % 8;  // B row in the tile, of phase n % 8
-      const int q = n % 8, row = q * 16 + n / 8;                 // its row in the stage's B tile
-      const int c = 2 * k + (mi >> 1) + p.s_of(q) - p.s_of(phase);     // chunk from the start of B's line j
-      const int lo = c < 0 ? -1 : (c >= 8 ? 1 : 0);
-      const int ch = c - 8 * lo;
+      const int q = n % 8, row = q * 16 + n / 8;                // its row in the stage's B tile
+      const int d = p.s_of(q) - p.s_of(phase);
+      const int c = 2 * k + (mi >> 1) + d + (d < 0 ? 8 : 0);  // chunk from the start of stage j's line
+      const int ch = c % 8;
       r.off[h][k] = static_cast<uint32_t>(row * 128 + ((ch ^ (row & 7)) * 16));  // SW128
-      r.line[h][k] = static_cast<uint32_t>(lo + 1);
+      r.line[h][k] = static_cast<uint32_t>(c / 8);
     }
   return r;
 }
@@ -120,8 +123,8 @@ struct Ring {
   char* ring;
   uint64_t* full;
   uint64_t* empty;
-  uint32_t base;  // ring position of this tile's line -1
-  __device__ __forceinline__ uint32_t pos(int l) const { return base + static_cast<uint32_t>(l + 1); }
+  uint32_t base;  // ring position of this tile's stage 0
+  __device__ __forceinline__ uint32_t pos(int l) const { return base + static_cast<uint32_t>(l); }
   __device__ __forceinline__ char* stage(int l) const { return ring + (pos(l) % kStages) * kStageBytes; }
   __device__ __forceinline__ void wait(int l) const {
     mbarrier_wait(&full[pos(l) % kStages], (pos(l) / kStages) & 1, WaitTag{"full", "consumer"});
@@ -132,19 +135,15 @@ struct Ring {
 };
 
 __device__ __forceinline__ void load_frags(Frags& f, const LaneRows& r, const Ring& ring, int j) {
-  const uint32_t b0 = smem_addr(ring.stage(j - 1) + kTile), b1 = smem_addr(ring.stage(j) + kTile),
-                 b2 = smem_addr(ring.stage(j + 1) + kTile);
+  const uint32_t b0 = smem_addr(ring.stage(j) + kTile), b1 = smem_addr(ring.stage(j + 1) + kTile);
 #pragma unroll
   for (int h = 0; h < 2; ++h)
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      const uint32_t line = r.line[h][k];
-      ldmatrix_x4(f[h][k], (line == 0 ? b0 : line == 1 ? b1 : b2) + r.off[h][k]);
-    }
+    for (int k = 0; k < 4; ++k) ldmatrix_x4(f[h][k], (r.line[h][k] ? b1 : b0) + r.off[h][k]);
 }
 
-// Line j: its MMAs from `cur`, then (line j - 1's MMAs now complete) line j - 1 released and line
-// j + 1's fragments loaded into `next`.
+// Line j: its MMAs from `cur`, then (line j - 1's MMAs now complete) stage j - 1 released and line
+// j + 1's fragments loaded into `next` from stages j + 1 and j + 2.
 __device__ __forceinline__ void line_step(float (&acc)[2][64], const Frags& cur, Frags& next, const LaneRows& r,
                                           const Ring& ring, int j, int lines) {
   wgmma_fence_operands(acc[0]);
@@ -158,10 +157,10 @@ __device__ __forceinline__ void line_step(float (&acc)[2][64], const Frags& cur,
     for (int h = 0; h < 2; ++h) wgmma_rs(acc[h], cur[h][k], a_desc);
   }
   wgmma_commit_group();
-  wgmma_wait_group<1>();  // line j - 1's wgmmas are done; its stage's B tile was last read for line j
+  wgmma_wait_group<1>();  // line j - 1's wgmmas are done; stage j - 1's B tile was last read for line j - 1
   wgmma_fence_operands(acc[0]);
   wgmma_fence_operands(acc[1]);
-  ring.release(j - 1);
+  if (j > 0) ring.release(j - 1);
   if (j + 1 < lines) {
     ring.wait(j + 2);
     load_frags(next, r, ring, j + 1);
@@ -181,7 +180,6 @@ __device__ void consumer(const Params& p, char* ring_base, uint64_t* full, uint6
     for (int h = 0; h < 2; ++h)
 #pragma unroll
       for (int i = 0; i < 64; ++i) acc[h][i] = 0.0f;
-    ring.wait(-1);
     ring.wait(0);
     ring.wait(1);
     load_frags(f0, rows, ring, 0);
@@ -201,9 +199,9 @@ __device__ void consumer(const Params& p, char* ring_base, uint64_t* full, uint6
       for (int i = 0; i < 64; ++i) {
         const int n = tl.n0 + 64 * h + 16 * (th / 32) + (th % 32) / 4 + 8 * ((i >> 1) & 1);
         const int m = tl.phase + 8 * (tl.g0 + 8 * (i >> 2) + 2 * (th % 4) + (i & 1));
-        if (m < p.m && n < p.n) p.d[static_cast<size_t>(m) * p.n + n] = __float2half_rn(acc[h][i]);
+        if (p.d != nullptr && m < p.m && n < p.n) p.d[static_cast<size_t>(m) * p.n + n] = __float2half_rn(acc[h][i]);
       }
-    ring.base += static_cast<uint32_t>(lines + 2);
+    ring.base += static_cast<uint32_t>(lines + 1);
   }
 }
 
@@ -244,22 +242,22 @@ __global__ void fill(__half* x, size_t rows, size_t valid_rows, size_t k, uint32
   }
 }
 
-#define CUDA_CHECK(x)                                                                                      \
-  do {                                                                                                     \
-    cudaError_t e_ = (x);                                                                                  \
-    if (e_ != cudaSuccess) {                                                                               \
-      std::fprintf(stderr, "%s:%d %s: %s (%s)\n", __FILE__, __LINE__, #x, cudaGetErrorName(e_),           \
-                   cudaGetErrorString(e_));                                                                \
-      std::exit(1);                                                                                        \
-    }                                                                                                      \
+#define CUDA_CHECK(x)                                                                           \
+  do {                                                                                          \
+    cudaError_t e_ = (x);                                                                       \
+    if (e_ != cudaSuccess) {                                                                    \
+      std::fprintf(stderr, "%s:%d %s: %s (%s)\n", __FILE__, __LINE__, #x, cudaGetErrorName(e_), \
+                   cudaGetErrorString(e_));                                                     \
+      std::exit(1);                                                                             \
+    }                                                                                           \
   } while (0)
-#define CUBLAS_CHECK(x)                                                                        \
-  do {                                                                                         \
-    cublasStatus_t s_ = (x);                                                                   \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                         \
+#define CUBLAS_CHECK(x)                                                                      \
+  do {                                                                                       \
+    cublasStatus_t s_ = (x);                                                                 \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                       \
       std::fprintf(stderr, "%s:%d %s: cuBLAS status %d\n", __FILE__, __LINE__, #x, int(s_)); \
-      std::exit(1);                                                                            \
-    }                                                                                          \
+      std::exit(1);                                                                          \
+    }                                                                                        \
   } while (0)
 
 // The 3-D phase view {K, 8 phases, rows / 8} of a row-major fp16 matrix with `rows` (a multiple of
@@ -294,8 +292,9 @@ struct PhaseProblem {
 constexpr size_t kGuard = 4096;
 constexpr uint16_t kGuardBits = 0x1234, kNanBits = 0x7e00;
 
-void launch(const PhaseProblem& pr, int copy, int sms, size_t smem) {
+void launch(const PhaseProblem& pr, int copy, int sms, size_t smem, bool store = true) {
   Params p = pr.p;
+  if (!store) p.d = nullptr;
   phase_gemm<<<sms, 256, smem>>>(pr.map_a[copy], pr.map_b[copy], p);
   CUDA_CHECK(cudaGetLastError());
 }
@@ -351,7 +350,19 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-int main() {
+// phase_gemm [--only I] [--no-store]: I (0-3) runs one of the four sizes; --no-store times the
+// kernel without its stores of D (the checks still store).
+int main(int argc, char** argv) {
+  int only = -1;
+  bool store = true;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--no-store")) store = false;
+    else {
+      std::fprintf(stderr, "usage: phase_gemm [--only 0..3] [--no-store]\n");
+      return 2;
+    }
+  }
   cudaDeviceProp prop{};
   CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   const int sms = prop.multiProcessorCount;
@@ -364,6 +375,7 @@ int main() {
   long failures = 0;
   double ratio[4] = {};
   for (int si = 0; si < 4; ++si) {
+    if (only >= 0 && si != only) continue;
     PhaseProblem pr;
     pr.m = sizes[si][0];
     pr.n = sizes[si][1];
@@ -413,7 +425,7 @@ int main() {
       const int c = rep % pr.copies;
       for (int which = 0; which < 2; ++which) {
         CUDA_CHECK(cudaEventRecord(e0));
-        if (which == 0) launch(pr, c, sms, smem);
+        if (which == 0) launch(pr, c, sms, smem, store);
         else cublas_gemm(h, pr, c, pr.d_ref);
         CUDA_CHECK(cudaEventRecord(e1));
         CUDA_CHECK(cudaEventSynchronize(e1));
@@ -425,8 +437,8 @@ int main() {
     const double flops = 2.0 * pr.m * pr.n * pr.k;
     const double tp = flops / (median(t_phase) * 1e-3) / 1e12, tc = flops / (median(t_cublas) * 1e-3) / 1e12;
     ratio[si] = tp / tc;
-    std::printf("  phase_gemm %.1f TFLOPS (median of 21, %.1f us), cuBLAS %.1f TFLOPS (%.1f us): %.3fx cuBLAS\n", tp,
-                median(t_phase) * 1e3, tc, median(t_cublas) * 1e3, ratio[si]);
+    std::printf("  phase_gemm%s %.1f TFLOPS (median of 21, %.1f us), cuBLAS %.1f TFLOPS (%.1f us): %.3fx cuBLAS\n",
+                store ? "" : " (no stores)", tp, median(t_phase) * 1e3, tc, median(t_cublas) * 1e3, ratio[si]);
     for (int c = 0; c < pr.copies; ++c) {
       CUDA_CHECK(cudaFree(pr.a[c]));
       CUDA_CHECK(cudaFree(pr.b[c]));
@@ -434,8 +446,9 @@ int main() {
     CUDA_CHECK(cudaFree(pr.d));
     CUDA_CHECK(cudaFree(pr.d_ref));
   }
-  std::printf("ragged / aligned ratio: 3000^3 / 3072^3 %.3f, 4001x1000x2056 / 4096x1024x2048 %.3f\n",
-              ratio[0] / ratio[1], ratio[2] / ratio[3]);
+  if (only < 0)
+    std::printf("ragged / aligned ratio: 3000^3 / 3072^3 %.3f, 4001x1000x2056 / 4096x1024x2048 %.3f\n",
+                ratio[0] / ratio[1], ratio[2] / ratio[3]);
   std::printf("%s\n", failures ? "CHECK FAILED" : "all checks passed");
   CUBLAS_CHECK(cublasDestroy(h));
   return failures ? 1 : 0;
