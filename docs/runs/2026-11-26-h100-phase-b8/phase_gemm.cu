@@ -45,10 +45,12 @@ using namespace gemm::hopper;
 
 namespace {
 
-constexpr int kStages = 7;                // 7 x 32 KB: all the shared memory an SM gives one CTA, less 3 KB
-constexpr uint32_t kTile = 128 * 128;     // one operand's share of a stage: 128 rows x 128 bytes
+// Two rings of 16 KB stages, one per operand: A's stage j is held until line j's wgmmas complete,
+// B's only until the fragments that read it are in registers, so each gets its own lead.
+constexpr int kStagesA = 7;
+constexpr int kStagesB = 7;               // 14 x 16 KB: all the shared memory one CTA gets, less 3 KB
+constexpr uint32_t kTile = 128 * 128;     // one operand's stage: 128 rows x 128 bytes
 constexpr uint32_t kPhaseBox = 16 * 128;  // one of B's eight phase boxes: 16 rows
-constexpr uint32_t kStageBytes = 2 * kTile;
 
 struct Params {
   __half* d;  // null: no stores (a timing variant)
@@ -71,23 +73,48 @@ __device__ __forceinline__ Tile tile_of(const Params& p, int t) {
 // A's lines that hold K columns 0 .. K - 1 of rows of phase `phase`.
 __device__ __forceinline__ int lines_of(const Params& p, int phase) { return (p.k + 8 * p.s_of(phase) + 63) / 64; }
 
-__device__ void producer(const CUtensorMap* map_a, const CUtensorMap* map_b, const Params& p, char* ring,
-                         uint64_t* full, uint64_t* empty) {
-  uint32_t n = 0;  // ring position
+// One operand's ring: `stages` buffers of kTile bytes with their full and empty barriers.
+struct Ring {
+  char* buf;
+  uint64_t* full;
+  uint64_t* empty;
+  uint32_t stages;
+  uint32_t base = 0;  // ring position of this tile's line 0
+  __device__ __forceinline__ uint32_t pos(int l) const { return base + static_cast<uint32_t>(l); }
+  __device__ __forceinline__ char* stage(int l) const { return buf + (pos(l) % stages) * kTile; }
+  __device__ __forceinline__ uint64_t* full_of(int l) const { return &full[pos(l) % stages]; }
+  __device__ __forceinline__ void wait(int l) const {
+    mbarrier_wait(full_of(l), (pos(l) / stages) & 1, WaitTag{"full", "consumer"});
+  }
+  // The producer's turn at line l: wait until the buffer's previous line was released.
+  __device__ __forceinline__ void wait_empty(int l) const {
+    if (pos(l) >= stages)
+      mbarrier_wait(&empty[pos(l) % stages], ((pos(l) / stages) & 1) ^ 1, WaitTag{"empty", "producer"});
+  }
+  __device__ __forceinline__ void release(int l) const {
+    if (lane_id() == 0) mbarrier_arrive(&empty[pos(l) % stages]);
+  }
+};
+
+__device__ void producer(const CUtensorMap* map_a, const CUtensorMap* map_b, const Params& p, Ring ra, Ring rb) {
   for (int t = static_cast<int>(blockIdx.x); t < p.tiles; t += static_cast<int>(gridDim.x)) {
     const Tile tl = tile_of(p, t);
     const int lines = lines_of(p, tl.phase);
-    for (int l = 0; l <= lines; ++l, ++n) {  // line j's k16 steps read stages j and j + 1
-      const uint32_t st = n % kStages;
-      if (n >= kStages) mbarrier_wait(&empty[st], ((n / kStages) & 1) ^ 1, WaitTag{"empty", "producer"});
-      char* dst = ring + st * kStageBytes;
-      mbarrier_arrive_expect_tx(&full[st], kStageBytes);  // boxes out of bounds still land (zeros)
-      tma_load_3d(dst, map_a, &full[st], 64 * l - 8 * p.s_of(tl.phase), tl.phase, tl.g0);
+    for (int l = 0; l <= lines; ++l) {  // line j's k16 steps read B's stages j and j + 1
+      rb.wait_empty(l);
+      mbarrier_arrive_expect_tx(rb.full_of(l), kTile);  // boxes out of bounds still land (zeros)
       for (int q = 0; q < 8; ++q) {
         const int back = p.s_of(q) < p.s_of(tl.phase) ? 64 : 0;  // d < 0: the line before
-        tma_load_3d(dst + kTile + q * kPhaseBox, map_b, &full[st], 64 * l - 8 * p.s_of(q) - back, q, tl.n0 / 8);
+        tma_load_3d(rb.stage(l) + q * kPhaseBox, map_b, rb.full_of(l), 64 * l - 8 * p.s_of(q) - back, q, tl.n0 / 8);
+      }
+      if (l < lines) {
+        ra.wait_empty(l);
+        mbarrier_arrive_expect_tx(ra.full_of(l), kTile);
+        tma_load_3d(ra.stage(l), map_a, ra.full_of(l), 64 * l - 8 * p.s_of(tl.phase), tl.phase, tl.g0);
       }
     }
+    ra.base += static_cast<uint32_t>(lines);
+    rb.base += static_cast<uint32_t>(lines + 1);
   }
 }
 
@@ -119,37 +146,24 @@ __device__ __forceinline__ LaneRows lane_rows(const Params& p, int phase) {
   return r;
 }
 
-struct Ring {
-  char* ring;
-  uint64_t* full;
-  uint64_t* empty;
-  uint32_t base;  // ring position of this tile's stage 0
-  __device__ __forceinline__ uint32_t pos(int l) const { return base + static_cast<uint32_t>(l); }
-  __device__ __forceinline__ char* stage(int l) const { return ring + (pos(l) % kStages) * kStageBytes; }
-  __device__ __forceinline__ void wait(int l) const {
-    mbarrier_wait(&full[pos(l) % kStages], (pos(l) / kStages) & 1, WaitTag{"full", "consumer"});
-  }
-  __device__ __forceinline__ void release(int l) const {
-    if (lane_id() == 0) mbarrier_arrive(&empty[pos(l) % kStages]);
-  }
-};
-
-__device__ __forceinline__ void load_frags(Frags& f, const LaneRows& r, const Ring& ring, int j) {
-  const uint32_t b0 = smem_addr(ring.stage(j) + kTile), b1 = smem_addr(ring.stage(j + 1) + kTile);
+__device__ __forceinline__ void load_frags(Frags& f, const LaneRows& r, const Ring& rb, int j) {
+  const uint32_t b0 = smem_addr(rb.stage(j)), b1 = smem_addr(rb.stage(j + 1));
 #pragma unroll
   for (int h = 0; h < 2; ++h)
 #pragma unroll
     for (int k = 0; k < 4; ++k) ldmatrix_x4(f[h][k], (r.line[h][k] ? b1 : b0) + r.off[h][k]);
 }
 
-// Line j: its MMAs from `cur`, then (line j - 1's MMAs now complete) stage j - 1 released and line
-// j + 1's fragments loaded into `next` from stages j + 1 and j + 2.
+// Line j: its MMAs from `cur`; B's stage j released (its last reader, `cur`, is in registers: the
+// wgmma.fence waited for it); then, line j - 1's MMAs complete, A's stage j - 1 released and line
+// j + 1's fragments loaded into `next` from B's stages j + 1 and j + 2.
 __device__ __forceinline__ void line_step(float (&acc)[2][64], const Frags& cur, Frags& next, const LaneRows& r,
-                                          const Ring& ring, int j, int lines) {
+                                          const Ring& ra, const Ring& rb, int j, int lines) {
+  ra.wait(j);
   wgmma_fence_operands(acc[0]);
   wgmma_fence_operands(acc[1]);
   wgmma_fence();
-  const uint32_t a = smem_addr(ring.stage(j));
+  const uint32_t a = smem_addr(ra.stage(j));
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
     const uint64_t a_desc = make_wgmma_desc_k_sw128(a + 32 * k);  // A's 128 phase rows: wgmma's N
@@ -157,18 +171,18 @@ __device__ __forceinline__ void line_step(float (&acc)[2][64], const Frags& cur,
     for (int h = 0; h < 2; ++h) wgmma_rs(acc[h], cur[h][k], a_desc);
   }
   wgmma_commit_group();
-  wgmma_wait_group<1>();  // line j - 1's wgmmas are done; stage j - 1's B tile was last read for line j - 1
+  rb.release(j);
+  wgmma_wait_group<1>();  // line j - 1's wgmmas are done reading A's stage j - 1
   wgmma_fence_operands(acc[0]);
   wgmma_fence_operands(acc[1]);
-  if (j > 0) ring.release(j - 1);
+  if (j > 0) ra.release(j - 1);
   if (j + 1 < lines) {
-    ring.wait(j + 2);
-    load_frags(next, r, ring, j + 1);
+    rb.wait(j + 2);
+    load_frags(next, r, rb, j + 1);
   }
 }
 
-__device__ void consumer(const Params& p, char* ring_base, uint64_t* full, uint64_t* empty) {
-  Ring ring{ring_base, full, empty, 0};
+__device__ void consumer(const Params& p, Ring ra, Ring rb) {
   const int th = static_cast<int>(threadIdx.x) % 128;
   float acc[2][64];
   Frags f0, f1;
@@ -180,18 +194,18 @@ __device__ void consumer(const Params& p, char* ring_base, uint64_t* full, uint6
     for (int h = 0; h < 2; ++h)
 #pragma unroll
       for (int i = 0; i < 64; ++i) acc[h][i] = 0.0f;
-    ring.wait(0);
-    ring.wait(1);
-    load_frags(f0, rows, ring, 0);
+    rb.wait(0);
+    rb.wait(1);
+    load_frags(f0, rows, rb, 0);
     for (int j = 0; j < lines; j += 2) {  // two lines a trip: the fragment sets stay in registers
-      line_step(acc, f0, f1, rows, ring, j, lines);
-      if (j + 1 < lines) line_step(acc, f1, f0, rows, ring, j + 1, lines);
+      line_step(acc, f0, f1, rows, ra, rb, j, lines);
+      if (j + 1 < lines) line_step(acc, f1, f0, rows, ra, rb, j + 1, lines);
     }
     wgmma_wait_group<0>();
     wgmma_fence_operands(acc[0]);
     wgmma_fence_operands(acc[1]);
-    ring.release(lines - 1);
-    ring.release(lines);
+    ra.release(lines - 1);
+    rb.release(lines);
     // Accumulator register i of thread th: wgmma row = B row, wgmma column = A's phase row.
 #pragma unroll
     for (int h = 0; h < 2; ++h)
@@ -201,30 +215,30 @@ __device__ void consumer(const Params& p, char* ring_base, uint64_t* full, uint6
         const int m = tl.phase + 8 * (tl.g0 + 8 * (i >> 2) + 2 * (th % 4) + (i & 1));
         if (p.d != nullptr && m < p.m && n < p.n) p.d[static_cast<size_t>(m) * p.n + n] = __float2half_rn(acc[h][i]);
       }
-    ring.base += static_cast<uint32_t>(lines + 1);
+    ra.base += static_cast<uint32_t>(lines);
+    rb.base += static_cast<uint32_t>(lines + 1);
   }
 }
 
 __global__ void __launch_bounds__(256, 1)
     phase_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, const Params p) {
   const uint32_t raw = smem_addr(gemm_dynamic_smem);
-  char* ring = reinterpret_cast<char*>(gemm_dynamic_smem) + (1024 - raw % 1024) % 1024;  // SW128 atoms
-  uint64_t* full = reinterpret_cast<uint64_t*>(ring + kStages * kStageBytes);
-  uint64_t* empty = full + kStages;
+  char* base = reinterpret_cast<char*>(gemm_dynamic_smem) + (1024 - raw % 1024) % 1024;  // SW128 atoms
+  uint64_t* bars = reinterpret_cast<uint64_t*>(base + (kStagesA + kStagesB) * kTile);
+  const Ring ra{base, bars, bars + kStagesA, kStagesA};
+  const Ring rb{base + kStagesA * kTile, bars + 2 * kStagesA, bars + 2 * kStagesA + kStagesB, kStagesB};
   if (threadIdx.x == 0) {
     tma_prefetch_descriptor(&map_a);
     tma_prefetch_descriptor(&map_b);
-    for (int s = 0; s < kStages; ++s) {
-      mbarrier_init(&full[s], 1);   // the producer's arrive_expect_tx
-      mbarrier_init(&empty[s], 4);  // lane 0 of each consumer warp
-    }
-    fence_mbarrier_init();
+    for (int s = 0; s < 2 * (kStagesA + kStagesB); ++s)  // full: the producer's arrive_expect_tx;
+      mbarrier_init(&bars[s], s < kStagesA || (s >= 2 * kStagesA && s < 2 * kStagesA + kStagesB) ? 1 : 4);
+    fence_mbarrier_init();  // empty: lane 0 of each consumer warp
   }
   __syncthreads();
   if (threadIdx.x < 128) {
-    if (threadIdx.x == 0) producer(&map_a, &map_b, p, ring, full, empty);
+    if (threadIdx.x == 0) producer(&map_a, &map_b, p, ra, rb);
   } else {
-    consumer(p, ring, full, empty);
+    consumer(p, ra, rb);
   }
 }
 
@@ -367,7 +381,7 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   const int sms = prop.multiProcessorCount;
   std::printf("%s, %d SMs, L2 %d MB\n", prop.name, sms, prop.l2CacheSize >> 20);
-  const size_t smem = kStages * size_t{kStageBytes} + 1024 + 2 * kStages * sizeof(uint64_t);
+  const size_t smem = (kStagesA + kStagesB) * size_t{kTile} + 1024 + 2 * (kStagesA + kStagesB) * sizeof(uint64_t);
   CUDA_CHECK(cudaFuncSetAttribute(phase_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   cublasHandle_t h;
   CUBLAS_CHECK(cublasCreate(&h));
