@@ -53,7 +53,8 @@ constexpr uint32_t kTile = 128 * 128;     // one operand's stage: 128 rows x 128
 constexpr uint32_t kPhaseBox = 16 * 128;  // one of B's eight phase boxes: 16 rows
 
 struct Params {
-  __half* d;  // null: no stores (a timing variant)
+  __half* d;             // null: no stores (a timing variant)
+  int no_loads, no_mma;  // timing variants: the producer arrives without loading; no wgmma issued
   int m, n, k;
   int m_tiles, tiles;  // m_tiles = 8 phases x ceil(ceil(M / 8) / 128)
   uint32_t s;          // rows of phase q start (s >> 4q) & 7 chunks (16 bytes) into their 128-byte line
@@ -102,6 +103,14 @@ __device__ void producer(const CUtensorMap* map_a, const CUtensorMap* map_b, con
     const int lines = lines_of(p, tl.phase);
     for (int l = 0; l <= lines; ++l) {  // line j's k16 steps read B's stages j and j + 1
       rb.wait_empty(l);
+      if (p.no_loads) {
+        mbarrier_arrive(rb.full_of(l));
+        if (l < lines) {
+          ra.wait_empty(l);
+          mbarrier_arrive(ra.full_of(l));
+        }
+        continue;
+      }
       mbarrier_arrive_expect_tx(rb.full_of(l), kTile);  // boxes out of bounds still land (zeros)
       for (int q = 0; q < 8; ++q) {
         const int back = p.s_of(q) < p.s_of(tl.phase) ? 64 : 0;  // d < 0: the line before
@@ -157,6 +166,7 @@ __device__ __forceinline__ void load_frags(Frags& f, const LaneRows& r, const Ri
 // Line j: its MMAs from `cur`; B's stage j released (its last reader, `cur`, is in registers: the
 // wgmma.fence waited for it); then, line j - 1's MMAs complete, A's stage j - 1 released and line
 // j + 1's fragments loaded into `next` from B's stages j + 1 and j + 2.
+template <bool Mma>
 __device__ __forceinline__ void line_step(float (&acc)[2][64], const Frags& cur, Frags& next, const LaneRows& r,
                                           const Ring& ra, const Ring& rb, int j, int lines) {
   ra.wait(j);
@@ -168,7 +178,8 @@ __device__ __forceinline__ void line_step(float (&acc)[2][64], const Frags& cur,
   for (int k = 0; k < 4; ++k) {
     const uint64_t a_desc = make_wgmma_desc_k_sw128(a + 32 * k);  // A's 128 phase rows: wgmma's N
 #pragma unroll
-    for (int h = 0; h < 2; ++h) wgmma_rs(acc[h], cur[h][k], a_desc);
+    for (int h = 0; h < 2; ++h)
+      if constexpr (Mma) wgmma_rs(acc[h], cur[h][k], a_desc);
   }
   wgmma_commit_group();
   rb.release(j);
@@ -182,6 +193,7 @@ __device__ __forceinline__ void line_step(float (&acc)[2][64], const Frags& cur,
   }
 }
 
+template <bool Mma>
 __device__ void consumer(const Params& p, Ring ra, Ring rb) {
   const int th = static_cast<int>(threadIdx.x) % 128;
   float acc[2][64];
@@ -198,8 +210,8 @@ __device__ void consumer(const Params& p, Ring ra, Ring rb) {
     rb.wait(1);
     load_frags(f0, rows, rb, 0);
     for (int j = 0; j < lines; j += 2) {  // two lines a trip: the fragment sets stay in registers
-      line_step(acc, f0, f1, rows, ra, rb, j, lines);
-      if (j + 1 < lines) line_step(acc, f1, f0, rows, ra, rb, j + 1, lines);
+      line_step<Mma>(acc, f0, f1, rows, ra, rb, j, lines);
+      if (j + 1 < lines) line_step<Mma>(acc, f1, f0, rows, ra, rb, j + 1, lines);
     }
     wgmma_wait_group<0>();
     wgmma_fence_operands(acc[0]);
@@ -238,7 +250,8 @@ __global__ void __launch_bounds__(256, 1)
   if (threadIdx.x < 128) {
     if (threadIdx.x == 0) producer(&map_a, &map_b, p, ra, rb);
   } else {
-    consumer(p, ra, rb);
+    if (p.no_mma) consumer<false>(p, ra, rb);
+    else consumer<true>(p, ra, rb);
   }
 }
 
@@ -306,9 +319,15 @@ struct PhaseProblem {
 constexpr size_t kGuard = 4096;
 constexpr uint16_t kGuardBits = 0x1234, kNanBits = 0x7e00;
 
-void launch(const PhaseProblem& pr, int copy, int sms, size_t smem, bool store = true) {
+struct Variant {
+  bool store = true, loads = true, mma = true;
+};
+
+void launch(const PhaseProblem& pr, int copy, int sms, size_t smem, Variant v = {}) {
   Params p = pr.p;
-  if (!store) p.d = nullptr;
+  if (!v.store) p.d = nullptr;
+  p.no_loads = !v.loads;
+  p.no_mma = !v.mma;
   phase_gemm<<<sms, 256, smem>>>(pr.map_a[copy], pr.map_b[copy], p);
   CUDA_CHECK(cudaGetLastError());
 }
@@ -364,19 +383,23 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-// phase_gemm [--only I] [--no-store]: I (0-3) runs one of the four sizes; --no-store times the
-// kernel without its stores of D (the checks still store).
+// phase_gemm [--only I] [--no-store] [--no-loads] [--no-mma]: I (0-3) runs one of the four sizes;
+// the others time the kernel without its stores of D, without its loads (the producer only
+// arrives), or without its wgmmas (the checks still run the whole kernel).
 int main(int argc, char** argv) {
   int only = -1;
-  bool store = true;
+  Variant v;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--no-store")) store = false;
+    else if (!std::strcmp(argv[i], "--no-store")) v.store = false;
+    else if (!std::strcmp(argv[i], "--no-loads")) v.loads = false;
+    else if (!std::strcmp(argv[i], "--no-mma")) v.mma = false;
     else {
-      std::fprintf(stderr, "usage: phase_gemm [--only 0..3] [--no-store]\n");
+      std::fprintf(stderr, "usage: phase_gemm [--only 0..3] [--no-store] [--no-loads] [--no-mma]\n");
       return 2;
     }
   }
+  const bool whole = v.store && v.loads && v.mma;
   cudaDeviceProp prop{};
   CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   const int sms = prop.multiProcessorCount;
@@ -439,7 +462,7 @@ int main(int argc, char** argv) {
       const int c = rep % pr.copies;
       for (int which = 0; which < 2; ++which) {
         CUDA_CHECK(cudaEventRecord(e0));
-        if (which == 0) launch(pr, c, sms, smem, store);
+        if (which == 0) launch(pr, c, sms, smem, v);
         else cublas_gemm(h, pr, c, pr.d_ref);
         CUDA_CHECK(cudaEventRecord(e1));
         CUDA_CHECK(cudaEventSynchronize(e1));
@@ -452,7 +475,7 @@ int main(int argc, char** argv) {
     const double tp = flops / (median(t_phase) * 1e-3) / 1e12, tc = flops / (median(t_cublas) * 1e-3) / 1e12;
     ratio[si] = tp / tc;
     std::printf("  phase_gemm%s %.1f TFLOPS (median of 21, %.1f us), cuBLAS %.1f TFLOPS (%.1f us): %.3fx cuBLAS\n",
-                store ? "" : " (no stores)", tp, median(t_phase) * 1e3, tc, median(t_cublas) * 1e3, ratio[si]);
+                whole ? "" : " (a timing variant)", tp, median(t_phase) * 1e3, tc, median(t_cublas) * 1e3, ratio[si]);
     for (int c = 0; c < pr.copies; ++c) {
       CUDA_CHECK(cudaFree(pr.a[c]));
       CUDA_CHECK(cudaFree(pr.b[c]));
