@@ -127,59 +127,65 @@ __device__ void producer(const CUtensorMap* map_a, const CUtensorMap* map_b, con
   }
 }
 
-// Two consumer warpgroups: warpgroup c (1 or 2) multiplies rows 64 (c - 1) .. 64 c - 1 of B's tile.
-constexpr int kConsumers = 2;
-using Frags = uint32_t[4][4];  // [k16 step][ldmatrix.x4 registers] of this warpgroup's 64 B rows
+using Frags = uint32_t[2][4][4];  // [64-row half][k16 step][ldmatrix.x4 registers]
 
 // This lane's ldmatrix row addresses for one tile: off inside a stage's B tile, and which of the
 // stages j, j + 1 holds the chunk.
 struct LaneRows {
-  uint32_t off[4];
-  uint32_t line[4];
+  uint32_t off[2][4];
+  uint32_t line[2][4];
 };
 
-__device__ __forceinline__ LaneRows lane_rows(const Params& p, int phase, int h) {
+__device__ __forceinline__ LaneRows lane_rows(const Params& p, int phase) {
   const int th = static_cast<int>(threadIdx.x) % 128, warp = th / 32, l = th % 32, mi = l / 8;
   LaneRows r;
 #pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    // ldmatrix.x4: lanes 8i .. 8i + 7 give the rows of matrix i = (rows 0-7 | 8-15) x (k 0-7 | 8-15).
-    const int n = 64 * h + 16 * warp + (mi & 1) * 8 + l % 8;  // B row in the tile, of phase n % 8
-    const int q = n % 8, row = q * 16 + n / 8;                // its row in the stage's B tile
-    const int d = p.s_of(q) - p.s_of(phase);
-    const int c = 2 * k + (mi >> 1) + d + (d < 0 ? 8 : 0);  // chunk from the start of stage j's line
-    const int ch = c % 8;
-    r.off[k] = static_cast<uint32_t>(row * 128 + ((ch ^ (row & 7)) * 16));  // SW128
-    r.line[k] = static_cast<uint32_t>(c / 8);
-  }
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      // ldmatrix.x4: lanes 8i .. 8i + 7 give the rows of matrix i = (rows 0-7 | 8-15) x (k 0-7 | 8-15).
+      const int n = 64 * h + 16 * warp + (mi & 1) * 8 + l % 8;  // B row in the tile, of phase n % 8
+      const int q = n % 8, row = q * 16 + n / 8;                // its row in the stage's B tile
+      const int d = p.s_of(q) - p.s_of(phase);
+      const int c = 2 * k + (mi >> 1) + d + (d < 0 ? 8 : 0);  // chunk from the start of stage j's line
+      const int ch = c % 8;
+      r.off[h][k] = static_cast<uint32_t>(row * 128 + ((ch ^ (row & 7)) * 16));  // SW128
+      r.line[h][k] = static_cast<uint32_t>(c / 8);
+    }
   return r;
 }
 
 __device__ __forceinline__ void load_frags(Frags& f, const LaneRows& r, const Ring& rb, int j) {
   const uint32_t b0 = smem_addr(rb.stage(j)), b1 = smem_addr(rb.stage(j + 1));
 #pragma unroll
-  for (int k = 0; k < 4; ++k) ldmatrix_x4(f[k], (r.line[k] ? b1 : b0) + r.off[k]);
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int k = 0; k < 4; ++k) ldmatrix_x4(f[h][k], (r.line[h][k] ? b1 : b0) + r.off[h][k]);
 }
 
 // Line j: its MMAs from `cur`; B's stage j released (its last reader, `cur`, is in registers: the
 // wgmma.fence waited for it); then, line j - 1's MMAs complete, A's stage j - 1 released and line
 // j + 1's fragments loaded into `next` from B's stages j + 1 and j + 2.
 template <bool Mma>
-__device__ __forceinline__ void line_step(float (&acc)[64], const Frags& cur, Frags& next, const LaneRows& r,
+__device__ __forceinline__ void line_step(float (&acc)[2][64], const Frags& cur, Frags& next, const LaneRows& r,
                                           const Ring& ra, const Ring& rb, int j, int lines) {
   ra.wait(j);
-  wgmma_fence_operands(acc);
+  wgmma_fence_operands(acc[0]);
+  wgmma_fence_operands(acc[1]);
   wgmma_fence();
   const uint32_t a = smem_addr(ra.stage(j));
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
     const uint64_t a_desc = make_wgmma_desc_k_sw128(a + 32 * k);  // A's 128 phase rows: wgmma's N
-    if constexpr (Mma) wgmma_rs(acc, cur[k], a_desc);
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      if constexpr (Mma) wgmma_rs(acc[h], cur[h][k], a_desc);
   }
   wgmma_commit_group();
   rb.release(j);
   wgmma_wait_group<1>();  // line j - 1's wgmmas are done reading A's stage j - 1
-  wgmma_fence_operands(acc);
+  wgmma_fence_operands(acc[0]);
+  wgmma_fence_operands(acc[1]);
   if (j > 0) ra.release(j - 1);
   if (j + 1 < lines) {
     rb.wait(j + 2);
@@ -189,15 +195,17 @@ __device__ __forceinline__ void line_step(float (&acc)[64], const Frags& cur, Fr
 
 template <bool Mma>
 __device__ void consumer(const Params& p, Ring ra, Ring rb) {
-  const int th = static_cast<int>(threadIdx.x) % 128, h = static_cast<int>(threadIdx.x) / 128 - 1;
-  float acc[64];
+  const int th = static_cast<int>(threadIdx.x) % 128;
+  float acc[2][64];
   Frags f0, f1;
   for (int t = static_cast<int>(blockIdx.x); t < p.tiles; t += static_cast<int>(gridDim.x)) {
     const Tile tl = tile_of(p, t);
     const int lines = lines_of(p, tl.phase);
-    const LaneRows rows = lane_rows(p, tl.phase, h);
+    const LaneRows rows = lane_rows(p, tl.phase);
 #pragma unroll
-    for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int i = 0; i < 64; ++i) acc[h][i] = 0.0f;
     rb.wait(0);
     rb.wait(1);
     load_frags(f0, rows, rb, 0);
@@ -206,22 +214,25 @@ __device__ void consumer(const Params& p, Ring ra, Ring rb) {
       if (j + 1 < lines) line_step<Mma>(acc, f1, f0, rows, ra, rb, j + 1, lines);
     }
     wgmma_wait_group<0>();
-    wgmma_fence_operands(acc);
+    wgmma_fence_operands(acc[0]);
+    wgmma_fence_operands(acc[1]);
     ra.release(lines - 1);
     rb.release(lines);
     // Accumulator register i of thread th: wgmma row = B row, wgmma column = A's phase row.
 #pragma unroll
-    for (int i = 0; i < 64; ++i) {
-      const int n = tl.n0 + 64 * h + 16 * (th / 32) + (th % 32) / 4 + 8 * ((i >> 1) & 1);
-      const int m = tl.phase + 8 * (tl.g0 + 8 * (i >> 2) + 2 * (th % 4) + (i & 1));
-      if (p.d != nullptr && m < p.m && n < p.n) p.d[static_cast<size_t>(m) * p.n + n] = __float2half_rn(acc[i]);
-    }
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int i = 0; i < 64; ++i) {
+        const int n = tl.n0 + 64 * h + 16 * (th / 32) + (th % 32) / 4 + 8 * ((i >> 1) & 1);
+        const int m = tl.phase + 8 * (tl.g0 + 8 * (i >> 2) + 2 * (th % 4) + (i & 1));
+        if (p.d != nullptr && m < p.m && n < p.n) p.d[static_cast<size_t>(m) * p.n + n] = __float2half_rn(acc[h][i]);
+      }
     ra.base += static_cast<uint32_t>(lines);
     rb.base += static_cast<uint32_t>(lines + 1);
   }
 }
 
-__global__ void __launch_bounds__(128 * (1 + kConsumers), 1)
+__global__ void __launch_bounds__(256, 1)
     phase_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, const Params p) {
   const uint32_t raw = smem_addr(gemm_dynamic_smem);
   char* base = reinterpret_cast<char*>(gemm_dynamic_smem) + (1024 - raw % 1024) % 1024;  // SW128 atoms
@@ -232,7 +243,7 @@ __global__ void __launch_bounds__(128 * (1 + kConsumers), 1)
     tma_prefetch_descriptor(&map_a);
     tma_prefetch_descriptor(&map_b);
     for (int s = 0; s < 2 * (kStagesA + kStagesB); ++s)  // full: the producer's arrive_expect_tx;
-      mbarrier_init(&bars[s], s < kStagesA || (s >= 2 * kStagesA && s < 2 * kStagesA + kStagesB) ? 1 : 4 * kConsumers);
+      mbarrier_init(&bars[s], s < kStagesA || (s >= 2 * kStagesA && s < 2 * kStagesA + kStagesB) ? 1 : 4);
     fence_mbarrier_init();  // empty: lane 0 of each consumer warp
   }
   __syncthreads();
@@ -317,7 +328,7 @@ void launch(const PhaseProblem& pr, int copy, int sms, size_t smem, Variant v = 
   if (!v.store) p.d = nullptr;
   p.no_loads = !v.loads;
   p.no_mma = !v.mma;
-  phase_gemm<<<sms, 128 * (1 + kConsumers), smem>>>(pr.map_a[copy], pr.map_b[copy], p);
+  phase_gemm<<<sms, 256, smem>>>(pr.map_a[copy], pr.map_b[copy], p);
   CUDA_CHECK(cudaGetLastError());
 }
 
