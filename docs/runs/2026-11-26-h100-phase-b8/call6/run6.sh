@@ -14,7 +14,7 @@ for v in "" --no-loads --no-mma --no-store; do
   timeout 100 /tmp/phase_gemm --only 2 $v >> $L/phase_gemm.txt 2>&1; echo "rc=$?" >> $L/phase_gemm.txt
 done
 grep -E "#####|phase_gemm [0-9]|TFLOPS|rc=|checks" $L/phase_gemm.txt
-cuobjdump -sass /tmp/phase_gemm > $L/sass.txt 2>&1  # kept: the main loop, sass-loop.txt
+cuobjdump -sass /tmp/phase_gemm > $L/sass.txt 2>&1  # kept: lines 3480-4240, sass-loop.txt
 echo "SASS lines: $(wc -l < $L/sass.txt)"
 for op in HGMMA LDSM WARPGROUP.ARRIVE WARPGROUP.DEPBAR SYNCS UTMALDG MOV STG; do echo "$op: $(grep -c "$op" $L/sass.txt)"; done
 cd $OUT && tar czf logs.tgz logs && rm -rf logs
