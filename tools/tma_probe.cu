@@ -313,14 +313,21 @@ __global__ void __launch_bounds__(32, 1) load_bulk(const Work w) {
 //   Place::split   as a GEMM must place them: chunks q >= s at column q - s of this stage, chunks
 //                  q < s at column 8 - s + q of the same row of the stage before (the slice the
 //                  line's head belongs to), each column swizzled (c ^ row % 8) as wgmma's SW128.
+// L1 = false: .cg, the copy bypasses L1; true: .ca, it is looked up in and allocated in L1 (to see
+// whether the L2 requests then follow the global lines rather than where the chunks land).
+template <bool L1>
 __device__ __forceinline__ void cp_async_16(void* dst, const void* src, uint32_t src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(dst)), "l"(src), "r"(src_bytes)
-               : "memory");
+  if constexpr (L1)
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(dst)), "l"(src), "r"(src_bytes)
+                 : "memory");
+  else
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(dst)), "l"(src), "r"(src_bytes)
+                 : "memory");
 }
 
 enum class Place { plain, rotate, even, split };
 
-template <int Stages, int RowBytes, bool Lines = false, Place P = Place::plain>
+template <int Stages, int RowBytes, bool Lines = false, Place P = Place::plain, bool L1 = false>
 __global__ void __launch_bounds__(kCpAsyncThreads, 1) load_cpasync(const Work w) {
   constexpr int kChunksPerRow = RowBytes / 16;
   constexpr int kChunksPerBox = kChunksPerRow * (kTile * static_cast<int>(kSliceBytes) / RowBytes);
@@ -362,7 +369,7 @@ __global__ void __launch_bounds__(kCpAsyncThreads, 1) load_cpasync(const Work w)
                   row * RowBytes;
           dst += (((chunk - s) & 7) ^ (row % 8)) * 16;
         }
-        cp_async_16(dst, src, in ? 16 : 0);
+        cp_async_16<L1>(dst, src, in ? 16 : 0);
       }
       ahead.next(w);
     }
@@ -442,6 +449,7 @@ struct Variant {
   bool lines = false;          // cp.async: copies start at the line boundary before each row
   Place place = Place::plain;  // ... and where a line's chunks land
   uint32_t b_box_rows = 0;     // phase view: rows of one box of B when not box_rows (8 boxes a tile)
+  bool l1 = false;             // cp.async: .ca (through L1) instead of .cg
 };
 
 const std::vector<Variant>& variants() {
@@ -499,6 +507,14 @@ const std::vector<Variant>& variants() {
        "as cp.async/lines, placed as a GEMM must: head chunks into this stage, tail chunks into the stage before, "
        "SW128 columns",
        Kind::cp_async, 64, 1, 128, CU_TENSOR_MAP_SWIZZLE_NONE, L2Promotion::none, true, Place::split},
+      {"ca", "as cp.async, with cp.async.ca: looked up in and allocated in L1", Kind::cp_async, 64, 1, 128,
+       CU_TENSOR_MAP_SWIZZLE_NONE, L2Promotion::none, false, Place::plain, 0, true},
+      {"ca/512", "as cp.async/512, with cp.async.ca", Kind::cp_async, 256, 1, 32, CU_TENSOR_MAP_SWIZZLE_NONE,
+       L2Promotion::none, false, Place::plain, 0, true},
+      {"ca/lines", "as cp.async/lines, with cp.async.ca", Kind::cp_async, 64, 1, 128, CU_TENSOR_MAP_SWIZZLE_NONE,
+       L2Promotion::none, true, Place::plain, 0, true},
+      {"ca/split", "as lines/split, with cp.async.ca", Kind::cp_async, 64, 1, 128, CU_TENSOR_MAP_SWIZZLE_NONE,
+       L2Promotion::none, true, Place::split, 0, true},
   };
   return all;
 }
@@ -506,6 +522,13 @@ const std::vector<Variant>& variants() {
 // The cp.async kernel a cp.async variant runs.
 using CpAsyncKernel = void (*)(Work);
 CpAsyncKernel cpasync_kernel(const Variant& v) {
+  if (v.l1) {
+    if (!v.lines)
+      return v.box_cols == 64 ? load_cpasync<kCpAsyncStages, 128, false, Place::plain, true>
+                              : load_cpasync<kCpAsyncStages, 512, false, Place::plain, true>;
+    return v.place == Place::split ? load_cpasync<kCpAsyncStages, 128, true, Place::split, true>
+                                   : load_cpasync<kCpAsyncStages, 128, true, Place::plain, true>;
+  }
   if (!v.lines) return v.box_cols == 64 ? load_cpasync<kCpAsyncStages, 128> : load_cpasync<kCpAsyncStages, 512>;
   switch (v.place) {
     case Place::plain: return load_cpasync<kCpAsyncStages, 128, true, Place::plain>;
