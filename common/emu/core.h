@@ -54,6 +54,7 @@
 #include "common/blackwell/tcgen05.cuh"
 #include "common/blackwell/tmem.cuh"
 #include "common/cluster.cuh"
+#include "common/cp_async.cuh"
 #include "common/device.cuh"
 #include "common/emu/emu.h"
 #include "common/emu/models.h"
@@ -408,6 +409,7 @@ struct Fiber {
   bool wgmma_fenced = false;           // wgmma.fence since the last wait_group
   std::vector<uint32_t> unfenced;      // shared-memory words this thread wrote, not yet fenced
   int64_t cluster_arrived_phase = -1;  // barrier.cluster.arrive without its wait yet
+  uint64_t proxy_fence_epoch = 0;      // its last fence.proxy.async (for the cp.async rule)
 
   // Asynchronous work issued by this thread.
   std::vector<std::unique_ptr<AccShadow>> acc;
@@ -420,7 +422,12 @@ struct Fiber {
   uint64_t stores_committed = 0;       // bulk groups committed so far
   std::deque<uint32_t> store_readers;  // their AsyncReader ids, not yet covered by a wait
   WaitList store_waiters;
+  Queue cp_queue;  // cp.async copies and cp.async.mbarrier.arrive.noinc, in issue order
+  int cp_pending = 0;
 };
+
+// Cta::swizzle of a word written by cp.async: its layout is whatever addresses the copies named.
+inline constexpr uint8_t kCpAsyncWritten = 0xFF;
 
 struct Cta {
   Cluster* cluster = nullptr;
@@ -445,7 +452,7 @@ struct Cta {
     SourceLoc loc{};   // where it was issued
   };
   std::unordered_map<uint32_t, TmaLoadSite> tma_load_site;  // by box offset: its last TMA load
-  std::vector<uint8_t> swizzle;                             // TMA-written: 1 + the box's model::Layout; 0 otherwise
+  std::vector<uint8_t> swizzle;  // TMA-written: 1 + the box's model::Layout; kCpAsyncWritten; 0 otherwise
   // AsyncReader ids (1-based, 0 none) reading each word: per word, one column per warp (wgmma
   // shares) and a last one for TMA stores. Allocated at the first such reader.
   std::vector<uint32_t> readers;

@@ -486,6 +486,7 @@ void fence_proxy_async_shared(SourceLoc loc) {
   for (uint32_t w : f->unfenced)
     if (c.unfenced[w] == f->tid) c.unfenced[w] = -1;
   f->unfenced.clear();
+  f->proxy_fence_epoch = emu().next_epoch();  // orders the cp.async data it has observed before its async reads
   // The CUDA programming guide publishes mbarrier.init to TMA with this fence, too.
   mark_inits_fenced(f);
 }

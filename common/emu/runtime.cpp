@@ -780,7 +780,7 @@ void check_async_read(Cta& c, const std::vector<uint32_t>& words, const char* op
                   " wrote with ordinary stores, and no synchronisation orders those stores before this operation: "
                   "a barrier (__syncthreads, or an mbarrier arrive and wait) between the stores and the operation "
                   "is missing");
-    if (layout && c.swizzle[w] != 0 && c.swizzle[w] != 1 + static_cast<int>(*layout))
+    if (layout && c.swizzle[w] != 0 && c.swizzle[w] != kCpAsyncWritten && c.swizzle[w] != 1 + static_cast<int>(*layout))
       fail_at(reader, "MMA descriptor swizzle differs from the TMA load's",
               std::string(op) + " reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() + ") as " +
                   model::layout_name(*layout) +
@@ -788,6 +788,13 @@ void check_async_read(Cta& c, const std::vector<uint32_t>& words, const char* op
                   "used " +
                   model::layout_name(static_cast<model::Layout>(c.swizzle[w] - 1)) +
                   " (its tensor map's swizzle): the tensor map and the descriptor must describe the same layout");
+    if (c.inflight[w] && c.swizzle[w] == kCpAsyncWritten)
+      fail("shared memory read while a cp.async writes it",
+           std::string(op) + " reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
+               ") that a cp.async still in flight is writing (the copy at " +
+               where(c.tma_load_site[c.inflight_box[w]].loc) +
+               "): the wait on the mbarrier its cp.async.mbarrier.arrive.noinc arrives on is missing, or waits for "
+               "the wrong phase parity");
     if (c.inflight[w])
       fail("shared memory read while a TMA load writes it",
            std::string(op) + " reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
@@ -795,6 +802,12 @@ void check_async_read(Cta& c, const std::vector<uint32_t>& words, const char* op
                where(c.tma_load_site[c.inflight_box[w]].loc) + ", completing on mbarrier " +
                barrier_name(c, c.tma_load_site[c.inflight_box[w]].bar) +
                "): the wait on that mbarrier is missing, or waits for the wrong phase parity");
+    if (reader && c.swizzle[w] == kCpAsyncWritten && reader->proxy_fence_epoch < c.wepoch[w])
+      fail_at(reader, "missing fence.proxy.async after cp.async",
+              std::string(op) + " (async proxy) reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
+                  ") that a cp.async (a generic-proxy write) wrote, and the thread has not run fence.proxy.async "
+                  "since the copy landed: after the mbarrier wait that observes the copies, the reading thread must "
+                  "run fence.proxy.async.shared::cta (fence_proxy_async_shared) before the operation");
     if (c.unfenced[w] >= 0)
       fail("missing fence.proxy.async",
            std::string(op) + " (async proxy) reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +

@@ -24,6 +24,7 @@
 #include "common/hopper/wgmma.cuh"
 #include "common/hopper/wgmma_desc.cuh"
 #include "common/launch.cuh"
+#include "common/line_window.cuh"
 #include "common/mbarrier.cuh"
 #include "common/named_barrier.cuh"
 #include "common/pipeline.cuh"
@@ -61,9 +62,14 @@ constexpr int kThreads = 2 * kWarpgroupSize;
 // registers: ptxas launches every thread with the consumer's count (setmaxnreg.inc finds them
 // already there), and the producer's setmaxnreg.dec only returns what it does not use.
 constexpr int kCtasPerSm = 1;
-constexpr int kProducerRegs = 24;
+constexpr int kProducerRegs = 40;
 constexpr int kConsumerRegs = 232;
 static_assert(kProducerRegs + kConsumerRegs <= 2 * (65536 / (kThreads * kCtasPerSm)),
+              "setmaxnreg: the two warpgroups may hold no more registers than the launch gave the CTA");
+// The line-window producer (a ragged K) keeps 16 copies' addresses per thread in flight: it keeps
+// 128 registers (fewer spill: ptxas -v).
+constexpr int kLineWindowProducerRegs = 128;
+static_assert(kLineWindowProducerRegs + kConsumerRegs <= 2 * (65536 / (kThreads * kCtasPerSm)),
               "setmaxnreg: the two warpgroups may hold no more registers than the launch gave the CTA");
 // Named barrier of the consumer warpgroup's epilogue (id 0 is __syncthreads, which would wait for
 // the producer warpgroup too).
@@ -91,6 +97,7 @@ struct alignas(1024) SharedStorage {
   __half d[kStoreBoxes][kTileM * kStoreCols];  // 2 x 16 KB: the epilogue's output tile, read by TMA
   uint64_t full[kStages];                      // mbarrier: the stage's K slice has landed
   uint64_t empty[kStages];                     // mbarrier: the stage's consumers are done with it
+  int line_windows;                            // 1: A and B come through line windows (cp.async)
 };
 static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b[0]) % 1024 == 0 &&
                   sizeof(SharedStorage::d[0]) % 1024 == 0,
@@ -129,15 +136,88 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
   // END SOLUTION step07
 }
 
+// The producer when a row of A or B starts inside an L2 line (a K that is not a multiple of 64):
+// TMA's box rows would straddle lines and the L2 would serve them at about half speed, so the
+// whole producer warpgroup copies whole lines instead (common/line_window.cuh). Step t of a tile
+// copies the line that starts the t-th K slice of the tile's order into its stage and completes
+// the slice before it, whose stage `full` then gets one arrival from each of the 128 threads
+// once their copies have landed (cp.async.mbarrier.arrive.noinc). `p` is the thread's index in the
+// warpgroup.
+template <bool L1>
+__device__ __forceinline__ void producer_windows(SharedStorage& smem, const __half* a, const __half* b,
+                                                 const TileScheduler& sched, int64_t M, int64_t N, int64_t K,
+                                                 int64_t k_slices, int p) {
+  PipelineState<kStages> write;  // the stage of the slice the next step starts
+  const uint32_t a_tiles = smem_addr(smem.a[0]), b_tiles = smem_addr(smem.b[0]);
+  constexpr uint32_t kTileBytes = sizeof(smem.a[0]);
+  static_assert(sizeof(smem.b[0]) == kTileBytes, "A and B stage tiles of one size");
+  LineWindowRows<kTileM, kWarpgroupSize> rows_a;
+  LineWindowRows<kTileN, kWarpgroupSize> rows_b;
+  for (WorkCursor cursor = sched.begin(blockIdx.x, gridDim.x); cursor.valid(); cursor.advance()) {
+    const Tile tile = sched.tile(cursor.unit, 0);
+    const int64_t turn = cursor.turn();
+    const bool forward = k_slice_in_turn(turn, 0, 0, k_slices) == 0;  // the consumer's K order
+    rows_a.start(a, tile.m * kTileM, M, K, p);
+    rows_b.start(b, tile.n * kTileN, N, K, p);
+    int finish_stage = 0;  // the stage of the slice this step completes (from step 1 on)
+    for (int64_t t = 0; t <= k_slices; ++t) {
+      const bool starts = t<k_slices, finishes = t> 0;
+      const int64_t slice_start = starts ? k_slice_in_turn(turn, t, 0, k_slices) : -1;
+      const int64_t slice_finish = finishes ? k_slice_in_turn(turn, t - 1, 0, k_slices) : -1;
+      // The stage a step starts must be free; the one it completes was waited for a step earlier.
+      if (starts) mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer"});
+      const int64_t line = window_line(t, k_slices, forward);
+      const uint32_t start_offset = write.stage * kTileBytes, finish_offset = finish_stage * kTileBytes;
+      rows_a.template copy_line<L1>(a_tiles + start_offset, slice_start, a_tiles + finish_offset, slice_finish, line);
+      rows_b.template copy_line<L1>(b_tiles + start_offset, slice_start, b_tiles + finish_offset, slice_finish, line);
+      if (finishes) cp_async_mbarrier_arrive_noinc(&smem.full[finish_stage]);
+      if (starts) {
+        finish_stage = write.stage;
+        write.advance();
+      }
+    }
+  }
+}
+
+// Experiment: each row's K slice from its own start, as TMA's box would, by the 128 producer
+// threads with cp.async.ca; one arrival per thread on the stage's `full`.
+__device__ __forceinline__ void producer_rows(SharedStorage& smem, const __half* a, const __half* b,
+                                              const TileScheduler& sched, int64_t M, int64_t N, int64_t K,
+                                              int64_t k_slices, int p) {
+  PipelineState<kStages> write;
+  const uint32_t a_tiles = smem_addr(smem.a[0]), b_tiles = smem_addr(smem.b[0]);
+  constexpr uint32_t kTileBytes = sizeof(smem.a[0]);
+  LineWindowRows<kTileM, kWarpgroupSize> rows_a;
+  LineWindowRows<kTileN, kWarpgroupSize> rows_b;
+  for (WorkCursor cursor = sched.begin(blockIdx.x, gridDim.x); cursor.valid(); cursor.advance()) {
+    const Tile tile = sched.tile(cursor.unit, 0);
+    const int64_t turn = cursor.turn();
+    rows_a.start(a, tile.m * kTileM, M, K, p);
+    rows_b.start(b, tile.n * kTileN, N, K, p);
+    for (int64_t t = 0; t < k_slices; ++t) {
+      const int64_t slice = k_slice_in_turn(turn, t, 0, k_slices);
+      mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer"});
+      const uint32_t offset = write.stage * kTileBytes;
+      rows_a.copy_slice(a_tiles + offset, slice);
+      rows_b.copy_slice(b_tiles + offset, slice);
+      cp_async_mbarrier_arrive_noinc(&smem.full[write.stage]);
+      write.advance();
+    }
+  }
+}
+
 // The consumer's main loop for one tile: every K slice from the ring into the accumulators. The
 // whole consumer warpgroup.
 __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kStages>& read, float (&acc)[2][kAccRegs],
-                                         int64_t k_slices) {
+                                         int64_t k_slices, bool line_windows) {
   int release_stage = 0;  // the stage of the slice before this one: its wgmmas are the ones waited for
   for (int64_t ks = 0; ks < k_slices; ++ks) {
     // BEGIN SOLUTION step05: wait on full[read.stage] with the consumers' parity, read.full_parity().
     mbarrier_wait(&smem.full[read.stage], read.full_parity(), WaitTag{"full", "consumer"});
     // END SOLUTION step05
+    // cp.async writes through the generic proxy and wgmma reads through the async proxy: after the
+    // wait that observed the line windows' copies, each reader fences before its wgmmas.
+    if (line_windows) fence_proxy_async_shared();
 
     // BEGIN SOLUTION step02: scale-d is 0 only for the tile's very first wgmma (first K slice, first k16 step).
     wgmma_fence_operands(acc[0]);
@@ -226,6 +306,7 @@ __device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap*
   const int t = static_cast<int>(threadIdx.x) % kWarpgroupSize;
   PipelineState<kStages> read;  // the stage the consumer multiplies next, across tiles
   float acc[2][kAccRegs];       // rows 0-63 and 64-127 of the tile
+  const bool line_windows = smem.line_windows != 0;
   for (WorkCursor cursor = sched.begin(blockIdx.x, gridDim.x); cursor.valid(); cursor.advance()) {
     int64_t m0 = 0, n0 = 0;  // the tile's first row and column
     // BEGIN SOLUTION step06: this unit's tile is sched.tile(cursor.unit, 0) (cluster_m = 1: every CTA is rank 0 of its own cluster); its origin is (tile.m * 128, tile.n * 128), 64-bit.
@@ -233,7 +314,7 @@ __device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap*
     m0 = tile.m * kTileM;
     n0 = tile.n * kTileN;
     // END SOLUTION step06
-    mma_tile(smem, read, acc, k_slices);
+    mma_tile(smem, read, acc, k_slices, line_windows);
     epilogue(smem, acc, map_d, m0, n0, N, t);
   }
   // The CTA's shared memory is released when it exits: the last store must have read it first.
@@ -243,7 +324,8 @@ __device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap*
 
 __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-           const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int64_t K, int group_m) {
+           const __grid_constant__ CUtensorMap map_d, const __half* a, const __half* b, int64_t M, int64_t N, int64_t K,
+           int group_m, int line_windows) {
   SharedStorage& smem = dynamic_smem<SharedStorage>();
 
   if (threadIdx.x == 0) {
@@ -252,11 +334,15 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     tma_prefetch_descriptor(&map_a);
     tma_prefetch_descriptor(&map_b);
     tma_prefetch_descriptor(&map_d);
+    // `full` expects the producer's arrive.expect_tx, or with line windows one
+    // cp.async.mbarrier.arrive.noinc from each producer thread.
+    const uint32_t full_arrivals = line_windows ? kWarpgroupSize : 1;
 #pragma unroll
     for (int s = 0; s < kStages; ++s) {
-      mbarrier_init(&smem.full[s], 1);                  // the producer's arrive.expect_tx
+      mbarrier_init(&smem.full[s], full_arrivals);
       mbarrier_init(&smem.empty[s], kReleaseArrivals);  // lane 0 of each consumer warp
     }
+    smem.line_windows = line_windows;
     fence_mbarrier_init();  // the inits are visible to the async proxy (TMA's complete_tx)
   }
   // The last CTA-wide barrier: nobody uses a barrier before it is initialised. From here on the two
@@ -266,6 +352,15 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   const int64_t k_slices = (K + kTileK - 1) / kTileK;
   const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, /*cluster_m=*/1, group_m);
 
+  // Rows that start inside an L2 line: the whole producer warpgroup loads line windows.
+  if (line_windows && warpgroup_id() == kProducerWarpgroup) {
+    setmaxnreg_dec<kLineWindowProducerRegs>();
+    const int p = static_cast<int>(threadIdx.x) % kWarpgroupSize;
+    if (line_windows == 1) producer_windows<false>(smem, a, b, sched, M, N, K, k_slices, p);
+    else if (line_windows == 2) producer_windows<true>(smem, a, b, sched, M, N, K, k_slices, p);
+    else producer_rows(smem, a, b, sched, M, N, K, k_slices, p);
+    return;
+  }
   // BEGIN SOLUTION step07: warpgroup kProducerWarpgroup lowers its registers to kProducerRegs and one elected thread of its first warp runs producer(); the other warpgroup raises its registers to kConsumerRegs and runs consumer().
   if (warpgroup_id() == kProducerWarpgroup) {
     setmaxnreg_dec<kProducerRegs>();  // the whole warpgroup executes it (.sync.aligned)
@@ -290,6 +385,8 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
   if (Status s = make_tensor_map_2d(&map_a, p.a, p.m, p.k, kTileM, kTileK, Swizzle::b128); !s.ok()) return s;
   if (Status s = make_tensor_map_2d(&map_b, p.b, p.n, p.k, kTileN, kTileK, Swizzle::b128); !s.ok()) return s;
   if (Status s = make_tensor_map_2d(&map_d, p.d, p.m, p.n, kTileM, kStoreCols, Swizzle::b128); !s.ok()) return s;
+  int line_windows = 0;  // rows of A or B that start inside an L2 line: load line windows
+  if (Status s = use_line_windows(p, &line_windows); !s.ok()) return s;
   LaunchConfig cfg;
   cfg.block = dim3(kThreads);
   cfg.smem_bytes = smem_bytes<SharedStorage>();
@@ -303,7 +400,7 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
     ctas = static_cast<int>(balanced_grid(tiles, ctas));
   }
   cfg.grid = dim3(static_cast<unsigned>(ctas));
-  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, group_m);
+  return launch(kernel, cfg, map_a, map_b, map_d, p.a, p.b, p.m, p.n, p.k, group_m, line_windows);
 }
 
 Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kGroupM, /*ctas=*/0); }
