@@ -13,18 +13,13 @@ namespace gemm {
 
 #if defined(__CUDACC__)
 
-// Copies 16 bytes from global `src` to shared `dst` (both 16-byte aligned), bypassing L1 (.cg).
-// Only the first `src_bytes` (0 or 16) are read; the rest of the 16 are written as zeros, so
-// src_bytes = 0 zero-fills `dst` without touching `src`.
+// Copies 16 bytes from global `src` to shared `dst` (both 16-byte aligned) through L1 (.ca: the
+// cache-all form, looked up and allocated in L1; .cg would bypass it). Only the first `src_bytes`
+// (0 or 16) are read; the rest of the 16 are written as zeros, so src_bytes = 0 zero-fills `dst`
+// without touching `src`. `dst` is a shared-window address (smem_addr): a loop of copies converts
+// its base once.
 // https://docs.nvidia.com/cuda/parallel-thread-execution/#data-movement-and-conversion-instructions-cp-async
-// `dst` is a shared-window address (smem_addr): a loop of copies converts its base once.
-GEMM_DEVICE void cp_async_16(uint32_t dst, const void* src, uint32_t src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(reinterpret_cast<uint64_t>(src)),
-               "r"(src_bytes)
-               : "memory");
-}
-// As cp_async_16, through L1 (.ca): looked up in and allocated in L1.
-GEMM_DEVICE void cp_async_16_ca(uint32_t dst, const void* src, uint32_t src_bytes) {
+GEMM_DEVICE void cp_async_ca_16(uint32_t dst, const void* src, uint32_t src_bytes) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(reinterpret_cast<uint64_t>(src)),
                "r"(src_bytes)
                : "memory");
@@ -40,8 +35,7 @@ GEMM_DEVICE void cp_async_mbarrier_arrive_noinc(uint64_t* bar) {
 
 #elif defined(GEMM_EMULATED)
 
-void cp_async_16(uint32_t dst, const void* src, uint32_t src_bytes, SourceLoc loc = SourceLoc::current());
-void cp_async_16_ca(uint32_t dst, const void* src, uint32_t src_bytes, SourceLoc loc = SourceLoc::current());
+void cp_async_ca_16(uint32_t dst, const void* src, uint32_t src_bytes, SourceLoc loc = SourceLoc::current());
 void cp_async_mbarrier_arrive_noinc(uint64_t* bar, SourceLoc loc = SourceLoc::current());
 
 #endif

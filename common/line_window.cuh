@@ -2,9 +2,9 @@
 //
 // A TMA box row is 128 bytes of one row of A or B (64 fp16 of one K slice). When the row pitch
 // (K x 2 bytes) is not a multiple of 128, most rows start inside an L2 line, every box row then
-// straddles two lines, and the L2 serves those split requests at about half the rate of whole
-// lines, whoever issues them (TMA, cp.async: docs/shape-performance.md). The fix is to ask the
-// L2 only for whole lines and do the shifting on the way into shared memory:
+// straddles two lines, and TMA asks the L2 for each in several small requests, which it serves at
+// about half the rate of whole lines (docs/shape-performance.md). The fix is to ask the L2 only
+// for whole lines and do the shifting on the way into shared memory:
 //
 //   row r starts s = (address % 128) / 16 chunks (16 bytes each) into its line. Window line L of
 //   the row is the aligned line that holds the row's 16-byte chunks 8L - s ... 8L - s + 7: the
@@ -16,9 +16,12 @@
 // have landed: a producer that walks the lines fills the slice it starts and completes the one
 // before. cp.async does the shifting for free: each thread's 16-byte copy names its own
 // shared-memory address, here the chunk's place in the 128-byte-swizzled tile that wgmma reads
-// (what TMA would have written). Rows 16 apart start at the same s (16 x pitch is a multiple of
-// 128 bytes, the pitch being a multiple of 16), so a thread that copies one chunk position q of
-// rows g, g + 16, ... works out its slice and column once per line.
+// (what TMA would have written). The copies go through L1 (cp.async.ca): L1 asks the L2 for each
+// line the 8 lanes of a line read in one request, wherever the chunks land. With .cg (L1 bypassed)
+// a line whose chunks land in two tiles reaches the L2 as split requests again, as TMA's do. Rows
+// 16 apart start at the same s (16 x pitch is a multiple of 128 bytes, the pitch being a multiple
+// of 16), so a thread that copies one chunk position q of rows g, g + 16, ... works out its slice
+// and column once per line.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -62,19 +65,17 @@ inline bool rows_start_on_lines(const void* base, int64_t k) {
   return reinterpret_cast<uintptr_t>(base) % 128 == 0 && (k * 2) % 128 == 0;
 }
 
-// How a launcher loads A and B (experiment): GEMM_LINE_WINDOWS 0 TMA, 1 line windows with .cg,
-// 2 line windows with .ca, 3 each row's slice from its start with .ca; unset: 0 when the rows of
-// both start on lines, else 2.
-inline Status use_line_windows(const Problem& p, int* mode) {
+// Whether a launcher loads A and B through line windows: when a row of either starts inside a
+// line, unless GEMM_LINE_WINDOWS forces it (1: always, 0: never, for measurements).
+inline Status use_line_windows(const Problem& p, bool* windows) {
   const char* force = std::getenv("GEMM_LINE_WINDOWS");
   if (force == nullptr || *force == '\0') {
-    *mode = !rows_start_on_lines(p.a, p.k) || !rows_start_on_lines(p.b, p.k) ? 2 : 0;
+    *windows = !rows_start_on_lines(p.a, p.k) || !rows_start_on_lines(p.b, p.k);
     return {};
   }
-  const std::string f(force);
-  if (f != "0" && f != "1" && f != "2" && f != "3")
-    return Status::failure(std::string("GEMM_LINE_WINDOWS must be 0-3 (got \"") + force + "\")");
-  *mode = f[0] - '0';
+  if (std::string(force) != "0" && std::string(force) != "1")
+    return Status::failure(std::string("GEMM_LINE_WINDOWS must be 0 or 1 (got \"") + force + "\")");
+  *windows = *force == '1';
   return {};
 }
 
@@ -120,7 +121,6 @@ struct LineWindowRows {
   // addresses: chunks of slice `slice_start` into `start_tile`, of slice `slice_finish` into
   // `finish_tile` (a slice of -1 takes nothing). Chunks past K are zero-filled, as TMA fills past
   // the edges; the row before the first (line 0) and past the last slice are skipped.
-  template <bool L1>
   GEMM_DEVICE void copy_line(uint32_t start_tile, int64_t slice_start, uint32_t finish_tile, int64_t slice_finish,
                              int64_t line) const {
     const WindowChunk c = window_chunk(s, line, q);
@@ -131,27 +131,8 @@ struct LineWindowRows {
     const uint32_t bytes_mask = in_k ? 16 : 0;
     const uint32_t dst = tile + row_offset + ((static_cast<uint32_t>(c.col) ^ static_cast<uint32_t>(r0 % 8)) * 16);
 #pragma unroll
-    for (int u = 0; u < kRows; ++u) {
-      if constexpr (L1)
-        cp_async_16_ca(dst + static_cast<uint32_t>(u * kRowStep) * kSwizzleBytes, src[u] + offset,
-                       src_bytes[u] & bytes_mask);
-      else
-        cp_async_16(dst + static_cast<uint32_t>(u * kRowStep) * kSwizzleBytes, src[u] + offset,
-                    src_bytes[u] & bytes_mask);
-    }
-  }
-
-  // Copies this thread's chunks of K slice `slice` into the SW128 tile `tile`, each row from its
-  // own start (no windows), through L1 (.ca); chunks past K zero-filled.
-  GEMM_DEVICE void copy_slice(uint32_t tile, int64_t slice) const {
-    const int64_t k_chunk = 8 * slice + q;
-    const bool in_k = k_chunk < k_chunks;
-    const uint64_t offset = in_k ? 16 * static_cast<uint64_t>(k_chunk) : 0;
-    const uint32_t bytes_mask = in_k ? 16 : 0;
-    const uint32_t dst = tile + row_offset + ((static_cast<uint32_t>(q) ^ static_cast<uint32_t>(r0 % 8)) * 16);
-#pragma unroll
     for (int u = 0; u < kRows; ++u)
-      cp_async_16_ca(dst + static_cast<uint32_t>(u * kRowStep) * kSwizzleBytes, src[u] + offset,
+      cp_async_ca_16(dst + static_cast<uint32_t>(u * kRowStep) * kSwizzleBytes, src[u] + offset,
                      src_bytes[u] & bytes_mask);
   }
 };

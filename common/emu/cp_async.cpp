@@ -9,12 +9,12 @@ namespace gemm::emu {
 
 namespace {
 
-constexpr const char* kCopy = "cp.async.cg.shared.global";
+constexpr const char* kCopy = "cp.async.ca.shared.global";
 constexpr const char* kArrive = "cp.async.mbarrier.arrive.noinc";
 
 }  // namespace
 
-void cp_async_16(uint32_t dst, const void* src, uint32_t src_bytes, SourceLoc loc) {
+void cp_async_ca_16(uint32_t dst, const void* src, uint32_t src_bytes, SourceLoc loc) {
   Fiber* f = enter(loc, kCopy);
   Cta& c = *f->cta;
   const uint32_t off = addr_offset(c, dst, 16, kCopy);
@@ -66,11 +66,8 @@ void cp_async_mbarrier_arrive_noinc(uint64_t* bar, SourceLoc loc) {
 
 // The wrappers are declared in namespace gemm; the definitions above are in gemm::emu. Forward.
 namespace gemm {
-void cp_async_16(uint32_t dst, const void* src, uint32_t src_bytes, SourceLoc loc) {
-  emu::cp_async_16(dst, src, src_bytes, loc);
-}
-void cp_async_16_ca(uint32_t dst, const void* src, uint32_t src_bytes, SourceLoc loc) {
-  emu::cp_async_16(dst, src, src_bytes, loc);
+void cp_async_ca_16(uint32_t dst, const void* src, uint32_t src_bytes, SourceLoc loc) {
+  emu::cp_async_ca_16(dst, src, src_bytes, loc);
 }
 void cp_async_mbarrier_arrive_noinc(uint64_t* bar, SourceLoc loc) { emu::cp_async_mbarrier_arrive_noinc(bar, loc); }
 }  // namespace gemm

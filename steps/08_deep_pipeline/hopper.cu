@@ -62,7 +62,7 @@ constexpr int kThreads = 2 * kWarpgroupSize;
 // registers: ptxas launches every thread with the consumer's count (setmaxnreg.inc finds them
 // already there), and the producer's setmaxnreg.dec only returns what it does not use.
 constexpr int kCtasPerSm = 1;
-constexpr int kProducerRegs = 40;
+constexpr int kProducerRegs = 40;  // the TMA producer; 24 spill (ptxas -v) beside the line windows' state
 constexpr int kConsumerRegs = 232;
 static_assert(kProducerRegs + kConsumerRegs <= 2 * (65536 / (kThreads * kCtasPerSm)),
               "setmaxnreg: the two warpgroups may hold no more registers than the launch gave the CTA");
@@ -137,13 +137,13 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
 }
 
 // The producer when a row of A or B starts inside an L2 line (a K that is not a multiple of 64):
-// TMA's box rows would straddle lines and the L2 would serve them at about half speed, so the
-// whole producer warpgroup copies whole lines instead (common/line_window.cuh). Step t of a tile
+// TMA's box rows would straddle lines, which TMA asks of the L2 in split requests, served at about
+// half speed; so the whole producer warpgroup copies whole lines through L1 instead, each line one
+// request (common/line_window.cuh). Step t of a tile
 // copies the line that starts the t-th K slice of the tile's order into its stage and completes
 // the slice before it, whose stage `full` then gets one arrival from each of the 128 threads
 // once their copies have landed (cp.async.mbarrier.arrive.noinc). `p` is the thread's index in the
 // warpgroup.
-template <bool L1>
 __device__ __forceinline__ void producer_windows(SharedStorage& smem, const __half* a, const __half* b,
                                                  const TileScheduler& sched, int64_t M, int64_t N, int64_t K,
                                                  int64_t k_slices, int p) {
@@ -161,47 +161,21 @@ __device__ __forceinline__ void producer_windows(SharedStorage& smem, const __ha
     rows_b.start(b, tile.n * kTileN, N, K, p);
     int finish_stage = 0;  // the stage of the slice this step completes (from step 1 on)
     for (int64_t t = 0; t <= k_slices; ++t) {
-      const bool starts = t<k_slices, finishes = t> 0;
+      const bool starts = t < k_slices;
+      const bool finishes = t > 0;
       const int64_t slice_start = starts ? k_slice_in_turn(turn, t, 0, k_slices) : -1;
       const int64_t slice_finish = finishes ? k_slice_in_turn(turn, t - 1, 0, k_slices) : -1;
       // The stage a step starts must be free; the one it completes was waited for a step earlier.
       if (starts) mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer"});
       const int64_t line = window_line(t, k_slices, forward);
       const uint32_t start_offset = write.stage * kTileBytes, finish_offset = finish_stage * kTileBytes;
-      rows_a.template copy_line<L1>(a_tiles + start_offset, slice_start, a_tiles + finish_offset, slice_finish, line);
-      rows_b.template copy_line<L1>(b_tiles + start_offset, slice_start, b_tiles + finish_offset, slice_finish, line);
+      rows_a.copy_line(a_tiles + start_offset, slice_start, a_tiles + finish_offset, slice_finish, line);
+      rows_b.copy_line(b_tiles + start_offset, slice_start, b_tiles + finish_offset, slice_finish, line);
       if (finishes) cp_async_mbarrier_arrive_noinc(&smem.full[finish_stage]);
       if (starts) {
         finish_stage = write.stage;
         write.advance();
       }
-    }
-  }
-}
-
-// Experiment: each row's K slice from its own start, as TMA's box would, by the 128 producer
-// threads with cp.async.ca; one arrival per thread on the stage's `full`.
-__device__ __forceinline__ void producer_rows(SharedStorage& smem, const __half* a, const __half* b,
-                                              const TileScheduler& sched, int64_t M, int64_t N, int64_t K,
-                                              int64_t k_slices, int p) {
-  PipelineState<kStages> write;
-  const uint32_t a_tiles = smem_addr(smem.a[0]), b_tiles = smem_addr(smem.b[0]);
-  constexpr uint32_t kTileBytes = sizeof(smem.a[0]);
-  LineWindowRows<kTileM, kWarpgroupSize> rows_a;
-  LineWindowRows<kTileN, kWarpgroupSize> rows_b;
-  for (WorkCursor cursor = sched.begin(blockIdx.x, gridDim.x); cursor.valid(); cursor.advance()) {
-    const Tile tile = sched.tile(cursor.unit, 0);
-    const int64_t turn = cursor.turn();
-    rows_a.start(a, tile.m * kTileM, M, K, p);
-    rows_b.start(b, tile.n * kTileN, N, K, p);
-    for (int64_t t = 0; t < k_slices; ++t) {
-      const int64_t slice = k_slice_in_turn(turn, t, 0, k_slices);
-      mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer"});
-      const uint32_t offset = write.stage * kTileBytes;
-      rows_a.copy_slice(a_tiles + offset, slice);
-      rows_b.copy_slice(b_tiles + offset, slice);
-      cp_async_mbarrier_arrive_noinc(&smem.full[write.stage]);
-      write.advance();
     }
   }
 }
@@ -355,10 +329,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   // Rows that start inside an L2 line: the whole producer warpgroup loads line windows.
   if (line_windows && warpgroup_id() == kProducerWarpgroup) {
     setmaxnreg_dec<kLineWindowProducerRegs>();
-    const int p = static_cast<int>(threadIdx.x) % kWarpgroupSize;
-    if (line_windows == 1) producer_windows<false>(smem, a, b, sched, M, N, K, k_slices, p);
-    else if (line_windows == 2) producer_windows<true>(smem, a, b, sched, M, N, K, k_slices, p);
-    else producer_rows(smem, a, b, sched, M, N, K, k_slices, p);
+    producer_windows(smem, a, b, sched, M, N, K, k_slices, static_cast<int>(threadIdx.x) % kWarpgroupSize);
     return;
   }
   // BEGIN SOLUTION step07: warpgroup kProducerWarpgroup lowers its registers to kProducerRegs and one elected thread of its first warp runs producer(); the other warpgroup raises its registers to kConsumerRegs and runs consumer().
@@ -385,7 +356,7 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
   if (Status s = make_tensor_map_2d(&map_a, p.a, p.m, p.k, kTileM, kTileK, Swizzle::b128); !s.ok()) return s;
   if (Status s = make_tensor_map_2d(&map_b, p.b, p.n, p.k, kTileN, kTileK, Swizzle::b128); !s.ok()) return s;
   if (Status s = make_tensor_map_2d(&map_d, p.d, p.m, p.n, kTileM, kStoreCols, Swizzle::b128); !s.ok()) return s;
-  int line_windows = 0;  // rows of A or B that start inside an L2 line: load line windows
+  bool line_windows = false;  // rows of A or B that start inside an L2 line: load line windows
   if (Status s = use_line_windows(p, &line_windows); !s.ok()) return s;
   LaunchConfig cfg;
   cfg.block = dim3(kThreads);
@@ -400,7 +371,7 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
     ctas = static_cast<int>(balanced_grid(tiles, ctas));
   }
   cfg.grid = dim3(static_cast<unsigned>(ctas));
-  return launch(kernel, cfg, map_a, map_b, map_d, p.a, p.b, p.m, p.n, p.k, group_m, line_windows);
+  return launch(kernel, cfg, map_a, map_b, map_d, p.a, p.b, p.m, p.n, p.k, group_m, line_windows ? 1 : 0);
 }
 
 Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kGroupM, /*ctas=*/0); }
