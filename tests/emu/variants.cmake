@@ -155,7 +155,14 @@ foreach(step 07 08)
     REPLACE [=[mbarrier_wait(&smem.ld2mma, static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"});]=]
     WITH "/* variant: no wait on ld2mma */"
     EXPECT [=[^emulator: tcgen05\.ld of TMEM an MMA is still writing: @FILE@:@LINE_OF:tmem_ld_32x32b_x32(taddr@: .*issued by .*role mma\) at @FILE@:@LINE_OF:tcgen05_mma_f16<1>(tmem_acc@\).*a release barrier such as ld2mma]=])
-  gemm_add_step_variant(step${step}_hopper_no_full_wait STEP ${step} TRACK hopper
+  # Step 8 at K = 128 (a 256-byte pitch), where TMA loads: at the default K = 136 its line windows
+  # load instead (their variants are at the end of this file).
+  if(step STREQUAL "08")
+    set(shape SHAPE 520x392x128)
+  else()
+    set(shape "")
+  endif()
+  gemm_add_step_variant(step${step}_hopper_no_full_wait STEP ${step} TRACK hopper ${shape}
     REPLACE [=[mbarrier_wait(&smem.full[read.stage], read.full_parity(), WaitTag{"full", "consumer"});]=]
     WITH "/* variant: no wait on full */"
     EXPECT [=[^emulator: shared memory read while a TMA load writes it: @FILE@:@LINE_OF:wgmma_f32_f16_ss<kTileN>@: .*the load at @FILE@:@LINE_OF:tma_load_2d(smem.a[s]@, completing on mbarrier .*the wait on that mbarrier is missing]=])
