@@ -66,15 +66,20 @@ inline bool rows_start_on_lines(const void* base, int64_t k) {
 }
 
 // Whether a launcher loads A and B through line windows: when a row of either starts inside a
-// line, unless GEMM_LINE_WINDOWS forces it (1: always, 0: never, for measurements).
-inline Status use_line_windows(const Problem& p, bool* windows) {
+// line, unless GEMM_LINE_WINDOWS forces it (1: always, 0: never, for measurements). A window step
+// fills one stage while it completes the one before, and a consumer with one wgmma group in flight
+// releases a stage only once it has issued the next slice: with fewer than three stages each would
+// wait for the other, so a kernel whose ring is shallower (`ring_fits` false) keeps TMA.
+inline Status use_line_windows(const Problem& p, bool ring_fits, bool* windows) {
   const char* force = std::getenv("GEMM_LINE_WINDOWS");
   if (force == nullptr || *force == '\0') {
-    *windows = !rows_start_on_lines(p.a, p.k) || !rows_start_on_lines(p.b, p.k);
+    *windows = ring_fits && (!rows_start_on_lines(p.a, p.k) || !rows_start_on_lines(p.b, p.k));
     return {};
   }
   if (std::string(force) != "0" && std::string(force) != "1")
     return Status::failure(std::string("GEMM_LINE_WINDOWS must be 0 or 1 (got \"") + force + "\")");
+  if (*force == '1' && !ring_fits)
+    return Status::failure("GEMM_LINE_WINDOWS=1: line windows need a ring of at least 3 stages");
   *windows = *force == '1';
   return {};
 }

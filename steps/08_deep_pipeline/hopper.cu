@@ -66,8 +66,8 @@ constexpr int kProducerRegs = 40;  // the TMA producer; 24 spill (ptxas -v) besi
 constexpr int kConsumerRegs = 232;
 static_assert(kProducerRegs + kConsumerRegs <= 2 * (65536 / (kThreads * kCtasPerSm)),
               "setmaxnreg: the two warpgroups may hold no more registers than the launch gave the CTA");
-// The line-window producer (a ragged K) keeps 16 copies' addresses per thread in flight: it keeps
-// 128 registers (fewer spill: ptxas -v).
+// The line-window producer (a ragged K) keeps 16 rows' addresses and sizes per thread: 128
+// registers, which the consumer's 232 leave free (ptxas -v: no spills).
 constexpr int kLineWindowProducerRegs = 128;
 static_assert(kLineWindowProducerRegs + kConsumerRegs <= 2 * (65536 / (kThreads * kCtasPerSm)),
               "setmaxnreg: the two warpgroups may hold no more registers than the launch gave the CTA");
@@ -77,8 +77,8 @@ constexpr uint32_t kEpilogueBarrier = 1;
 // The output tile is stored as boxes of 64 columns: a SW128 box row is at most 128 bytes.
 constexpr int kStoreCols = 64;
 constexpr int kStoreBoxes = kTileN / kStoreCols;
-// Bytes one K slice brings into shared memory: what `full` expects per phase. TMA always delivers
-// the whole box, the zeros it fills past the edges included.
+// Bytes one K slice brings into shared memory: what `full` expects per phase from TMA, which always
+// delivers the whole box, the zeros it fills past the edges included.
 constexpr uint32_t kStageBytes = (kTileM + kTileN) * kTileK * sizeof(__half);
 static_assert(kStageBytes == 32768, "A 128x64 + B 128x64 fp16");
 // A stage is free once every consumer warp has seen its wgmmas complete: lane 0 of each warp
@@ -92,8 +92,8 @@ constexpr size_t kSmemLimit = 227 * 1024;
 // Every tile is rows x 128 bytes in the SW128 layout and starts on a 1024-byte boundary (the
 // swizzle pattern repeats every 8 rows = 1024 bytes; TMA and the descriptors assume it).
 struct alignas(1024) SharedStorage {
-  __half a[kStages][kTileM * kTileK];          // kStages x 16 KB, written by TMA
-  __half b[kStages][kTileN * kTileK];          // kStages x 16 KB, written by TMA
+  __half a[kStages][kTileM * kTileK];          // kStages x 16 KB, written by TMA or the line windows
+  __half b[kStages][kTileN * kTileK];          // kStages x 16 KB, written by TMA or the line windows
   __half d[kStoreBoxes][kTileM * kStoreCols];  // 2 x 16 KB: the epilogue's output tile, read by TMA
   uint64_t full[kStages];                      // mbarrier: the stage's K slice has landed
   uint64_t empty[kStages];                     // mbarrier: the stage's consumers are done with it
@@ -136,7 +136,8 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
   // END SOLUTION step07
 }
 
-// The producer when a row of A or B starts inside an L2 line (a K that is not a multiple of 64):
+// The producer when a row of A or B starts inside an L2 line (a K that is not a multiple of 64, or
+// a base address that is not a multiple of 128 bytes):
 // TMA's box rows would straddle lines, which TMA asks of the L2 in split requests, served at about
 // half speed; so the whole producer warpgroup copies whole lines through L1 instead, each line one
 // request (common/line_window.cuh). Step t of a tile
@@ -357,7 +358,7 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
   if (Status s = make_tensor_map_2d(&map_b, p.b, p.n, p.k, kTileN, kTileK, Swizzle::b128); !s.ok()) return s;
   if (Status s = make_tensor_map_2d(&map_d, p.d, p.m, p.n, kTileM, kStoreCols, Swizzle::b128); !s.ok()) return s;
   bool line_windows = false;  // rows of A or B that start inside an L2 line: load line windows
-  if (Status s = use_line_windows(p, &line_windows); !s.ok()) return s;
+  if (Status s = use_line_windows(p, /*ring_fits=*/kStages >= 3, &line_windows); !s.ok()) return s;
   LaunchConfig cfg;
   cfg.block = dim3(kThreads);
   cfg.smem_bytes = smem_bytes<SharedStorage>();

@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>  // setenv, unsetenv
 #include <map>
+#include <string>
 #include <utility>
 
 namespace gemm {
@@ -99,6 +101,37 @@ TEST(LineWindow, RowsStartOnLinesOnlyForAlignedBaseAndPitch) {
   EXPECT_FALSE(rows_start_on_lines(aligned, 3000));  // pitch 6000 = 112 mod 128
   EXPECT_FALSE(rows_start_on_lines(aligned, 3040));  // pitch 6080 = 64 mod 128
   EXPECT_FALSE(rows_start_on_lines(off16, 64));
+}
+
+// The launcher's choice: windows at a ragged pitch only when the ring has the three stages they
+// need; GEMM_LINE_WINDOWS=1 on a shallower ring is an error, not a deadlock.
+TEST(LineWindow, LauncherChoosesWindowsOnlyWhereTheRingFits) {
+  unsetenv("GEMM_LINE_WINDOWS");
+  Problem ragged;
+  ragged.m = ragged.n = ragged.k = 3000;
+  ragged.a = ragged.b = reinterpret_cast<const __half*>(uintptr_t{0x10000});
+  Problem aligned = ragged;
+  aligned.k = 3072;
+  bool windows = false;
+  ASSERT_TRUE(use_line_windows(ragged, true, &windows).ok());
+  EXPECT_TRUE(windows);
+  ASSERT_TRUE(use_line_windows(aligned, true, &windows).ok());
+  EXPECT_FALSE(windows);
+  ASSERT_TRUE(use_line_windows(ragged, false, &windows).ok());
+  EXPECT_FALSE(windows);
+
+  setenv("GEMM_LINE_WINDOWS", "1", 1);
+  ASSERT_TRUE(use_line_windows(aligned, true, &windows).ok());
+  EXPECT_TRUE(windows);
+  const Status shallow = use_line_windows(aligned, false, &windows);
+  EXPECT_FALSE(shallow.ok());
+  EXPECT_NE(shallow.message().find("at least 3 stages"), std::string::npos) << shallow.message();
+  setenv("GEMM_LINE_WINDOWS", "0", 1);
+  ASSERT_TRUE(use_line_windows(ragged, true, &windows).ok());
+  EXPECT_FALSE(windows);
+  setenv("GEMM_LINE_WINDOWS", "2", 1);
+  EXPECT_FALSE(use_line_windows(ragged, true, &windows).ok());
+  unsetenv("GEMM_LINE_WINDOWS");
 }
 
 }  // namespace
