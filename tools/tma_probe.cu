@@ -26,7 +26,9 @@
 //               view whose boxes are 128 rows of one phase (rows 8 apart), each box moved back by
 //               the phase's offset in its lines so that every box row is one whole line (3d:phase),
 //               and the same for A with B's 128 consecutive rows as eight such boxes of 16 rows, one
-//               per phase, each moved back by its own phase's offset (3d:phase/b8).
+//               per phase, each moved back by its own phase's offset (3d:phase/b8). The cp.async
+//               variants bypass L1 (.cg); ca, ca/512, ca/lines and ca/split are their twins
+//               through L1 (.ca).
 //   - configs:  pitch:cols pairs. `cols` bounds the loads (zeros past it, as the GEMM's K edge);
 //               `pitch` is the row stride, so 6000:2944 is K = 3000's pitch without the partial
 //               slice and 6144:3000 the partial slice on an aligned pitch.
