@@ -65,22 +65,29 @@ inline bool rows_start_on_lines(const void* base, int64_t k) {
   return reinterpret_cast<uintptr_t>(base) % 128 == 0 && (k * 2) % 128 == 0;
 }
 
-// Whether a launcher loads A and B through line windows: when a row of either starts inside a
-// line, unless GEMM_LINE_WINDOWS forces it (1: always, 0: never, for measurements). A window step
-// fills one stage while it completes the one before, and a consumer with one wgmma group in flight
-// releases a stage only once it has issued the next slice: with fewer than three stages each would
-// wait for the other, so a kernel whose ring is shallower (`ring_fits` false) keeps TMA.
-inline Status use_line_windows(const Problem& p, bool ring_fits, bool* windows) {
+// Which operands a kernel loads through line windows, one bit each; the others come by TMA.
+constexpr int kWindowsA = 1;
+constexpr int kWindowsB = 2;
+
+// Which operands a launcher loads through line windows (a mask of kWindowsA and kWindowsB): both
+// when a row of either starts inside a line, unless GEMM_LINE_WINDOWS forces a choice, for
+// measurements (0: none, 1: both, a or b: that operand only). A window step fills one stage while it
+// completes the one before, and a consumer with one wgmma group in flight releases a stage only
+// once it has issued the next slice: with fewer than three stages each would wait for the other, so
+// a kernel whose ring is shallower (`ring_fits` false) keeps TMA.
+inline Status use_line_windows(const Problem& p, bool ring_fits, int* operands) {
   const char* force = std::getenv("GEMM_LINE_WINDOWS");
   if (force == nullptr || *force == '\0') {
-    *windows = ring_fits && (!rows_start_on_lines(p.a, p.k) || !rows_start_on_lines(p.b, p.k));
+    const bool straddle = !rows_start_on_lines(p.a, p.k) || !rows_start_on_lines(p.b, p.k);
+    *operands = ring_fits && straddle ? kWindowsA | kWindowsB : 0;
     return {};
   }
-  if (std::string(force) != "0" && std::string(force) != "1")
-    return Status::failure(std::string("GEMM_LINE_WINDOWS must be 0 or 1 (got \"") + force + "\")");
-  if (*force == '1' && !ring_fits)
-    return Status::failure("GEMM_LINE_WINDOWS=1: line windows need a ring of at least 3 stages");
-  *windows = *force == '1';
+  const std::string f(force);
+  if (f != "0" && f != "1" && f != "a" && f != "b")
+    return Status::failure("GEMM_LINE_WINDOWS must be 0, 1, a or b (got \"" + f + "\")");
+  if (f != "0" && !ring_fits)
+    return Status::failure("GEMM_LINE_WINDOWS=" + f + ": line windows need a ring of at least 3 stages");
+  *operands = f == "0" ? 0 : f == "1" ? kWindowsA | kWindowsB : f == "a" ? kWindowsA : kWindowsB;
   return {};
 }
 
@@ -100,11 +107,12 @@ struct LineWindowRows {
   static constexpr int kRowStep = Threads / 8;
   static constexpr int kRows = Rows / kRowStep;  // rows per thread
 
-  const char* src[kRows];     // each row's first byte (row 0 of `base` for rows past the operand)
-  uint32_t src_bytes[kRows];  // 16, or 0 for rows past the operand (zero-filled)
-  int64_t k_chunks;           // 16-byte chunks of a row: K / 8
-  uint32_t row_offset;        // shared-memory offset of this thread's first row in a tile: r0 * 128
-  int r0, q, s;
+  // Set by start(); zero before it, so that a kernel may start() only the operands it windows.
+  const char* src[kRows] = {};     // each row's first byte (row 0 of `base` for rows past the operand)
+  uint32_t src_bytes[kRows] = {};  // 16, or 0 for rows past the operand (zero-filled)
+  int64_t k_chunks = 0;            // 16-byte chunks of a row: K / 8
+  uint32_t row_offset = 0;         // shared-memory offset of this thread's first row in a tile: r0 * 128
+  int r0 = 0, q = 0, s = 0;
 
   GEMM_DEVICE void start(const __half* base, int64_t row0, int64_t rows, int64_t k, int p) {
     q = p % 8;

@@ -97,7 +97,7 @@ struct alignas(1024) SharedStorage {
   __half d[kStoreBoxes][kTileM * kStoreCols];  // 2 x 16 KB: the epilogue's output tile, read by TMA
   uint64_t full[kStages];                      // mbarrier: the stage's K slice has landed
   uint64_t empty[kStages];                     // mbarrier: the stage's consumers are done with it
-  int line_windows;                            // 1: A and B come through line windows (cp.async)
+  int line_windows;                            // the operands that come through line windows (cp.async)
 };
 static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b[0]) % 1024 == 0 &&
                   sizeof(SharedStorage::d[0]) % 1024 == 0,
@@ -140,14 +140,16 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
 // a base address that is not a multiple of 128 bytes):
 // TMA's box rows would straddle lines, which TMA asks of the L2 in split requests, served at about
 // half speed; so the whole producer warpgroup copies whole lines through L1 instead, each line one
-// request (common/line_window.cuh). Step t of a tile
-// copies the line that starts the t-th K slice of the tile's order into its stage and completes
-// the slice before it, whose stage `full` then gets one arrival from each of the 128 threads
-// once their copies have landed (cp.async.mbarrier.arrive.noinc). `p` is the thread's index in the
-// warpgroup.
-__device__ __forceinline__ void producer_windows(SharedStorage& smem, const __half* a, const __half* b,
+// request (common/line_window.cuh), for the operands in `operands` (kWindowsA, kWindowsB). Step t
+// of a tile copies the line that starts the t-th K slice of the tile's order into its stage and
+// completes the slice before it, whose stage `full` then gets one arrival from each of the 128
+// threads once their copies have landed (cp.async.mbarrier.arrive.noinc). An operand left out of
+// `operands` keeps TMA: thread 0 loads its box into the stage a step starts, with one
+// arrive.expect_tx more on that stage's `full`. `p` is the thread's index in the warpgroup.
+__device__ __forceinline__ void producer_windows(SharedStorage& smem, const CUtensorMap* map_a,
+                                                 const CUtensorMap* map_b, const __half* a, const __half* b,
                                                  const TileScheduler& sched, int64_t M, int64_t N, int64_t K,
-                                                 int64_t k_slices, int p) {
+                                                 int64_t k_slices, int operands, int p) {
   PipelineState<kStages> write;  // the stage of the slice the next step starts
   const uint32_t a_tiles = smem_addr(smem.a[0]), b_tiles = smem_addr(smem.b[0]);
   constexpr uint32_t kTileBytes = sizeof(smem.a[0]);
@@ -158,8 +160,9 @@ __device__ __forceinline__ void producer_windows(SharedStorage& smem, const __ha
     const Tile tile = sched.tile(cursor.unit, 0);
     const int64_t turn = cursor.turn();
     const bool forward = k_slice_in_turn(turn, 0, 0, k_slices) == 0;  // the consumer's K order
-    rows_a.start(a, tile.m * kTileM, M, K, p);
-    rows_b.start(b, tile.n * kTileN, N, K, p);
+    const int64_t m0 = tile.m * kTileM, n0 = tile.n * kTileN;
+    if (operands & kWindowsA) rows_a.start(a, m0, M, K, p);
+    if (operands & kWindowsB) rows_b.start(b, n0, N, K, p);
     int finish_stage = 0;  // the stage of the slice this step completes (from step 1 on)
     for (int64_t t = 0; t <= k_slices; ++t) {
       const bool starts = t < k_slices;
@@ -168,10 +171,19 @@ __device__ __forceinline__ void producer_windows(SharedStorage& smem, const __ha
       const int64_t slice_finish = finishes ? k_slice_in_turn(turn, t - 1, 0, k_slices) : -1;
       // The stage a step starts must be free; the one it completes was waited for a step earlier.
       if (starts) mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer"});
+      if (starts && operands != (kWindowsA | kWindowsB) && p == 0) {
+        uint64_t* full = &smem.full[write.stage];
+        const int32_t k0 = static_cast<int32_t>(slice_start * kTileK);
+        mbarrier_arrive_expect_tx(full, kTileBytes);
+        if (operands & kWindowsA) tma_load_2d(smem.b[write.stage], map_b, full, k0, static_cast<int32_t>(n0));
+        else tma_load_2d(smem.a[write.stage], map_a, full, k0, static_cast<int32_t>(m0));
+      }
       const int64_t line = window_line(t, k_slices, forward);
       const uint32_t start_offset = write.stage * kTileBytes, finish_offset = finish_stage * kTileBytes;
-      rows_a.copy_line(a_tiles + start_offset, slice_start, a_tiles + finish_offset, slice_finish, line);
-      rows_b.copy_line(b_tiles + start_offset, slice_start, b_tiles + finish_offset, slice_finish, line);
+      if (operands & kWindowsA)
+        rows_a.copy_line(a_tiles + start_offset, slice_start, a_tiles + finish_offset, slice_finish, line);
+      if (operands & kWindowsB)
+        rows_b.copy_line(b_tiles + start_offset, slice_start, b_tiles + finish_offset, slice_finish, line);
       if (finishes) cp_async_mbarrier_arrive_noinc(&smem.full[finish_stage]);
       if (starts) {
         finish_stage = write.stage;
@@ -309,9 +321,11 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     tma_prefetch_descriptor(&map_a);
     tma_prefetch_descriptor(&map_b);
     tma_prefetch_descriptor(&map_d);
-    // `full` expects the producer's arrive.expect_tx, or with line windows one
-    // cp.async.mbarrier.arrive.noinc from each producer thread.
-    const uint32_t full_arrivals = line_windows ? kWarpgroupSize : 1;
+    // `full` expects the producer's arrive.expect_tx; with line windows, one
+    // cp.async.mbarrier.arrive.noinc from each producer thread, and the arrive.expect_tx only if
+    // one operand still comes by TMA.
+    const uint32_t full_arrivals =
+        line_windows == 0 ? 1 : kWarpgroupSize + (line_windows == (kWindowsA | kWindowsB) ? 0 : 1);
 #pragma unroll
     for (int s = 0; s < kStages; ++s) {
       mbarrier_init(&smem.full[s], full_arrivals);
@@ -330,7 +344,8 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   // Rows that start inside an L2 line: the whole producer warpgroup loads line windows.
   if (line_windows && warpgroup_id() == kProducerWarpgroup) {
     setmaxnreg_dec<kLineWindowProducerRegs>();
-    producer_windows(smem, a, b, sched, M, N, K, k_slices, static_cast<int>(threadIdx.x) % kWarpgroupSize);
+    producer_windows(smem, &map_a, &map_b, a, b, sched, M, N, K, k_slices, line_windows,
+                     static_cast<int>(threadIdx.x) % kWarpgroupSize);
     return;
   }
   // BEGIN SOLUTION step07: warpgroup kProducerWarpgroup lowers its registers to kProducerRegs and one elected thread of its first warp runs producer(); the other warpgroup raises its registers to kConsumerRegs and runs consumer().
@@ -357,7 +372,7 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
   if (Status s = make_tensor_map_2d(&map_a, p.a, p.m, p.k, kTileM, kTileK, Swizzle::b128); !s.ok()) return s;
   if (Status s = make_tensor_map_2d(&map_b, p.b, p.n, p.k, kTileN, kTileK, Swizzle::b128); !s.ok()) return s;
   if (Status s = make_tensor_map_2d(&map_d, p.d, p.m, p.n, kTileM, kStoreCols, Swizzle::b128); !s.ok()) return s;
-  bool line_windows = false;  // rows of A or B that start inside an L2 line: load line windows
+  int line_windows = 0;  // rows of A or B that start inside an L2 line: the operands loaded by line windows
   if (Status s = use_line_windows(p, /*ring_fits=*/kStages >= 3, &line_windows); !s.ok()) return s;
   LaunchConfig cfg;
   cfg.block = dim3(kThreads);
@@ -372,7 +387,7 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
     ctas = static_cast<int>(balanced_grid(tiles, ctas));
   }
   cfg.grid = dim3(static_cast<unsigned>(ctas));
-  return launch(kernel, cfg, map_a, map_b, map_d, p.a, p.b, p.m, p.n, p.k, group_m, line_windows ? 1 : 0);
+  return launch(kernel, cfg, map_a, map_b, map_d, p.a, p.b, p.m, p.n, p.k, group_m, line_windows);
 }
 
 Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kGroupM, /*ctas=*/0); }

@@ -103,8 +103,9 @@ TEST(LineWindow, RowsStartOnLinesOnlyForAlignedBaseAndPitch) {
   EXPECT_FALSE(rows_start_on_lines(off16, 64));
 }
 
-// The launcher's choice: windows at a ragged pitch only when the ring has the three stages they
-// need; GEMM_LINE_WINDOWS=1 on a shallower ring is an error, not a deadlock.
+// The launcher's choice: windows for both operands at a ragged pitch, only when the ring has the
+// three stages they need; GEMM_LINE_WINDOWS picks none, both or one operand, and on a shallower
+// ring is an error, not a deadlock.
 TEST(LineWindow, LauncherChoosesWindowsOnlyWhereTheRingFits) {
   unsetenv("GEMM_LINE_WINDOWS");
   Problem ragged;
@@ -112,25 +113,38 @@ TEST(LineWindow, LauncherChoosesWindowsOnlyWhereTheRingFits) {
   ragged.a = ragged.b = reinterpret_cast<const __half*>(uintptr_t{0x10000});
   Problem aligned = ragged;
   aligned.k = 3072;
-  bool windows = false;
+  Problem a_off = aligned;  // rows of A start 16 bytes into a line; B's on lines
+  a_off.a = reinterpret_cast<const __half*>(uintptr_t{0x10010});
+  int windows = -1;
   ASSERT_TRUE(use_line_windows(ragged, true, &windows).ok());
-  EXPECT_TRUE(windows);
+  EXPECT_EQ(windows, kWindowsA | kWindowsB);
+  ASSERT_TRUE(use_line_windows(a_off, true, &windows).ok());
+  EXPECT_EQ(windows, kWindowsA | kWindowsB);
   ASSERT_TRUE(use_line_windows(aligned, true, &windows).ok());
-  EXPECT_FALSE(windows);
+  EXPECT_EQ(windows, 0);
   ASSERT_TRUE(use_line_windows(ragged, false, &windows).ok());
-  EXPECT_FALSE(windows);
+  EXPECT_EQ(windows, 0);
 
   setenv("GEMM_LINE_WINDOWS", "1", 1);
   ASSERT_TRUE(use_line_windows(aligned, true, &windows).ok());
-  EXPECT_TRUE(windows);
+  EXPECT_EQ(windows, kWindowsA | kWindowsB);
   const Status shallow = use_line_windows(aligned, false, &windows);
   EXPECT_FALSE(shallow.ok());
   EXPECT_NE(shallow.message().find("at least 3 stages"), std::string::npos) << shallow.message();
+  setenv("GEMM_LINE_WINDOWS", "a", 1);
+  ASSERT_TRUE(use_line_windows(ragged, true, &windows).ok());
+  EXPECT_EQ(windows, kWindowsA);
+  EXPECT_FALSE(use_line_windows(ragged, false, &windows).ok());
+  setenv("GEMM_LINE_WINDOWS", "b", 1);
+  ASSERT_TRUE(use_line_windows(ragged, true, &windows).ok());
+  EXPECT_EQ(windows, kWindowsB);
   setenv("GEMM_LINE_WINDOWS", "0", 1);
   ASSERT_TRUE(use_line_windows(ragged, true, &windows).ok());
-  EXPECT_FALSE(windows);
+  EXPECT_EQ(windows, 0);
   setenv("GEMM_LINE_WINDOWS", "2", 1);
-  EXPECT_FALSE(use_line_windows(ragged, true, &windows).ok());
+  const Status bad = use_line_windows(ragged, true, &windows);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("must be 0, 1, a or b"), std::string::npos) << bad.message();
   unsetenv("GEMM_LINE_WINDOWS");
 }
 

@@ -269,6 +269,6 @@ gemm_add_step_variant(step08_hopper_windows_no_proxy_fence STEP 08 TRACK hopper
   WITH [=[/* variant: no fence between the cp.async data and the wgmmas */]=]
   EXPECT [=[^emulator: missing fence\.proxy\.async after cp\.async: ]=])
 gemm_add_step_variant(step08_hopper_windows_full_count_1 STEP 08 TRACK hopper
-  REPLACE [=[const uint32_t full_arrivals = line_windows ? kWarpgroupSize : 1;]=]
-  WITH [=[const uint32_t full_arrivals = 1; /* variant: one arrival, as for TMA */]=]
+  REPLACE [=[line_windows == 0 ? 1 : kWarpgroupSize + (line_windows == (kWindowsA | kWindowsB) ? 0 : 1);]=]
+  WITH [=[1; /* variant: one arrival, as for TMA */]=]
   EXPECT [=[^emulator: (more arrivals than the init count|shared memory read while a cp\.async writes it): ]=])
