@@ -169,29 +169,23 @@ __device__ __forceinline__ void producer_windows(SharedStorage& smem, const CUte
       const bool finishes = t > 0;
       const int64_t slice_start = starts ? k_slice_in_turn(turn, t, 0, k_slices) : -1;
       const int64_t slice_finish = finishes ? k_slice_in_turn(turn, t - 1, 0, k_slices) : -1;
+      // The stage a step starts must be free; the one it completes was waited for a step earlier.
+      if (starts) mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer"});
+      if (starts && operands != (kWindowsA | kWindowsB) && p == 0) {
+        uint64_t* full = &smem.full[write.stage];
+        const int32_t k0 = static_cast<int32_t>(slice_start * kTileK);
+        mbarrier_arrive_expect_tx(full, kTileBytes);
+        if (operands & kWindowsA) tma_load_2d(smem.b[write.stage], map_b, full, k0, static_cast<int32_t>(n0));
+        else tma_load_2d(smem.a[write.stage], map_a, full, k0, static_cast<int32_t>(m0));
+      }
       const int64_t line = window_line(t, k_slices, forward);
       const uint32_t start_offset = write.stage * kTileBytes, finish_offset = finish_stage * kTileBytes;
-      // First the line's chunks of the slice this step completes: their stage was waited for a step
-      // earlier, so they need no wait, and the slice is complete without waiting for the next stage
-      // to be freed (the ring keeps its full depth of completed slices ahead of the consumer).
-      if (finishes) {
-        if (operands & kWindowsA) rows_a.copy_line(0, -1, a_tiles + finish_offset, slice_finish, line);
-        if (operands & kWindowsB) rows_b.copy_line(0, -1, b_tiles + finish_offset, slice_finish, line);
-        cp_async_mbarrier_arrive_noinc(&smem.full[finish_stage]);
-      }
-      // Then, once the stage it starts is free, the line's chunks of the next slice. Through L1 the
-      // line's second read is served from L1, where the first allocated it.
+      if (operands & kWindowsA)
+        rows_a.copy_line(a_tiles + start_offset, slice_start, a_tiles + finish_offset, slice_finish, line);
+      if (operands & kWindowsB)
+        rows_b.copy_line(b_tiles + start_offset, slice_start, b_tiles + finish_offset, slice_finish, line);
+      if (finishes) cp_async_mbarrier_arrive_noinc(&smem.full[finish_stage]);
       if (starts) {
-        mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer"});
-        if (operands != (kWindowsA | kWindowsB) && p == 0) {
-          uint64_t* full = &smem.full[write.stage];
-          const int32_t k0 = static_cast<int32_t>(slice_start * kTileK);
-          mbarrier_arrive_expect_tx(full, kTileBytes);
-          if (operands & kWindowsA) tma_load_2d(smem.b[write.stage], map_b, full, k0, static_cast<int32_t>(n0));
-          else tma_load_2d(smem.a[write.stage], map_a, full, k0, static_cast<int32_t>(m0));
-        }
-        if (operands & kWindowsA) rows_a.copy_line(a_tiles + start_offset, slice_start, 0, -1, line);
-        if (operands & kWindowsB) rows_b.copy_line(b_tiles + start_offset, slice_start, 0, -1, line);
         finish_stage = write.stage;
         write.advance();
       }
