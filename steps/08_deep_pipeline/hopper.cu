@@ -17,6 +17,7 @@
 //     alone keeps the tensor cores busy.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
+#include <algorithm>  // std::min
 
 #include "common/device.cuh"
 #include "common/fence.cuh"
@@ -372,8 +373,13 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
   if (Status s = make_tensor_map_2d(&map_a, p.a, p.m, p.k, kTileM, kTileK, Swizzle::b128); !s.ok()) return s;
   if (Status s = make_tensor_map_2d(&map_b, p.b, p.n, p.k, kTileN, kTileK, Swizzle::b128); !s.ok()) return s;
   if (Status s = make_tensor_map_2d(&map_d, p.d, p.m, p.n, kTileM, kStoreCols, Swizzle::b128); !s.ok()) return s;
-  int line_windows = 0;  // rows of A or B that start inside an L2 line: the operands loaded by line windows
-  if (Status s = use_line_windows(p, /*ring_fits=*/kStages >= 3, &line_windows); !s.ok()) return s;
+  // Rows of A or B that start inside an L2 line: the operands loaded by line windows. Inside a group
+  // of several tile rows the scheduler walks down M, so neighbouring CTAs share a B tile; with one
+  // tile row to a group they walk along N and share an A tile.
+  int line_windows = 0;
+  const int shared = std::min<int64_t>(group_m, (p.m + kTileM - 1) / kTileM) > 1 ? kWindowsB : kWindowsA;
+  if (Status s = use_line_windows(p, /*ring_fits=*/kStages >= 3, kWindowsA | kWindowsB, shared, &line_windows); !s.ok())
+    return s;
   LaunchConfig cfg;
   cfg.block = dim3(kThreads);
   cfg.smem_bytes = smem_bytes<SharedStorage>();
