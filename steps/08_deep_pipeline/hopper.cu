@@ -171,7 +171,7 @@ __device__ __forceinline__ void producer_windows(SharedStorage& smem, const CUte
       const int64_t slice_start = starts ? k_slice_in_turn(turn, t, 0, k_slices) : -1;
       const int64_t slice_finish = finishes ? k_slice_in_turn(turn, t - 1, 0, k_slices) : -1;
       // The stage a step starts must be free; the one it completes was waited for a step earlier.
-      if (starts) mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer"});
+      if (starts) mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "window producer"});
       if (starts && operands != (kWindowsA | kWindowsB) && p == 0) {
         uint64_t* full = &smem.full[write.stage];
         const int32_t k0 = static_cast<int32_t>(slice_start * kTileK);
