@@ -69,8 +69,7 @@ inline bool rows_start_on_lines(const void* base, int64_t k) {
 constexpr int kWindowsA = 1;
 constexpr int kWindowsB = 2;
 
-// Which operands a launcher loads through line windows (a mask of kWindowsA and kWindowsB), of
-// those the kernel can (`windowable`: a kernel that multicasts B by TMA can window only A):
+// Which operands a launcher loads through line windows (a mask of kWindowsA and kWindowsB):
 //   - an operand whose rows start on lines keeps TMA, which loads whole lines already;
 //   - of two whose rows straddle, only `shared`, the one the scheduler's neighbouring CTAs share
 //     (a walk down M shares B tiles). One operand through the windows beside TMA for the other runs
@@ -80,11 +79,10 @@ constexpr int kWindowsB = 2;
 //     and a consumer with one wgmma group in flight releases a stage only once it has issued the
 //     next slice, so with fewer than three stages each would wait for the other.
 // GEMM_LINE_WINDOWS forces a choice, for measurements: 0 none, 1 both, a or b that operand.
-inline Status use_line_windows(const Problem& p, bool ring_fits, int windowable, int shared, int* operands) {
+inline Status use_line_windows(const Problem& p, bool ring_fits, int shared, int* operands) {
   const char* force = std::getenv("GEMM_LINE_WINDOWS");
   if (force == nullptr || *force == '\0') {
     int straddle = (rows_start_on_lines(p.a, p.k) ? 0 : kWindowsA) | (rows_start_on_lines(p.b, p.k) ? 0 : kWindowsB);
-    straddle &= windowable;
     if (straddle == (kWindowsA | kWindowsB)) straddle = shared;
     *operands = ring_fits ? straddle : 0;
     return {};
@@ -93,12 +91,6 @@ inline Status use_line_windows(const Problem& p, bool ring_fits, int windowable,
   if (f != "0" && f != "1" && f != "a" && f != "b")
     return Status::failure("GEMM_LINE_WINDOWS must be 0, 1, a or b (got \"" + f + "\")");
   const int forced = f == "0" ? 0 : f == "1" ? kWindowsA | kWindowsB : f == "a" ? kWindowsA : kWindowsB;
-  if ((forced & ~windowable) != 0)
-    return Status::failure("GEMM_LINE_WINDOWS=" + f + ": this kernel loads only " +
-                           (windowable == kWindowsA   ? "A"
-                            : windowable == kWindowsB ? "B"
-                                                      : "no operand") +
-                           " through line windows");
   if (forced != 0 && !ring_fits)
     return Status::failure("GEMM_LINE_WINDOWS=" + f + ": line windows need a ring of at least 3 stages");
   *operands = forced;

@@ -378,8 +378,7 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
   // tile row to a group they walk along N and share an A tile.
   int line_windows = 0;
   const int shared = std::min<int64_t>(group_m, (p.m + kTileM - 1) / kTileM) > 1 ? kWindowsB : kWindowsA;
-  if (Status s = use_line_windows(p, /*ring_fits=*/kStages >= 3, kWindowsA | kWindowsB, shared, &line_windows); !s.ok())
-    return s;
+  if (Status s = use_line_windows(p, /*ring_fits=*/kStages >= 3, shared, &line_windows); !s.ok()) return s;
   LaunchConfig cfg;
   cfg.block = dim3(kThreads);
   cfg.smem_bytes = smem_bytes<SharedStorage>();

@@ -29,7 +29,6 @@
 #include "common/hopper/wgmma.cuh"
 #include "common/hopper/wgmma_desc.cuh"
 #include "common/launch.cuh"
-#include "common/line_window.cuh"
 #include "common/mbarrier.cuh"
 #include "common/named_barrier.cuh"
 #include "common/pipeline.cuh"
@@ -71,10 +70,6 @@ constexpr int kProducerRegs = 40;
 constexpr int kConsumerRegs = 232;
 static_assert(kProducerRegs + kConsumerRegs <= 2 * (65536 / (kThreads * kCtasPerSm)),
               "setmaxnreg: the two warpgroups may hold no more registers than the launch gave the CTA");
-// Step 8's line-window producer (a ragged K), here for A alone: B is multicast by TMA.
-constexpr int kLineWindowProducerRegs = 128;
-static_assert(kLineWindowProducerRegs + kConsumerRegs <= 2 * (65536 / (kThreads * kCtasPerSm)),
-              "setmaxnreg: the two warpgroups may hold no more registers than the launch gave the CTA");
 // Named barrier of the consumer warpgroup's epilogue (id 0 is __syncthreads, which would wait for
 // the producer warpgroup too).
 constexpr uint32_t kEpilogueBarrier = 1;
@@ -97,12 +92,11 @@ constexpr size_t kSmemLimit = 227 * 1024;
 // Every tile is rows x 128 bytes in the SW128 layout and starts on a 1024-byte boundary (the
 // swizzle pattern repeats every 8 rows = 1024 bytes; TMA and the descriptors assume it).
 struct alignas(1024) SharedStorage {
-  __half a[kStages][kTileM * kTileK];          // kStages x 16 KB, written by TMA or the line windows
+  __half a[kStages][kTileM * kTileK];          // kStages x 16 KB, written by TMA
   __half b[kStages][kTileN * kTileK];          // kStages x 16 KB, written by TMA
   __half d[kStoreBoxes][kTileM * kStoreCols];  // 2 x 16 KB: the epilogue's output tile, read by TMA
   uint64_t full[kStages];                      // mbarrier: the stage's K slice has landed
   uint64_t empty[kStages];                     // mbarrier: both CTAs' consumers are done with it
-  int line_windows;                            // 1: A comes through line windows (cp.async)
 };
 static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b[0]) % 1024 == 0 &&
                   sizeof(SharedStorage::d[0]) % 1024 == 0,
@@ -129,21 +123,6 @@ __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kS
   write.advance();
 }
 
-// The end of a producer: no CTA may exit while its peer may still arrive on its barriers.
-__device__ __forceinline__ void producer_tail(SharedStorage& smem, PipelineState<kStages>& write) {
-  // BEGIN SOLUTION step09: the tail: wait on empty for the next kStages positions of the ring (the releases of the last slices, the peer's remote arrives among them, which no load waited for) before the CTA may exit.
-  // The releases of the last kStages slices were never waited on: no load followed them. The
-  // peer's consumers make theirs remotely, into this CTA's shared memory, which must stay until
-  // they land. Once they have, nothing of the peer's reaches this CTA any more (its multicasts
-  // all completed on `full` before this CTA's consumers finished), so no cluster barrier is
-  // needed at the end. A position of the ring that was never filled passes at once.
-  for (int s = 0; s < kStages; ++s) {
-    mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer tail"});
-    write.advance();
-  }
-  // END SOLUTION step09
-}
-
 // The producer: one thread. Walks this cluster's work units in the scheduler's order and loads
 // every K slice of this CTA's tile of each into the ring; load_slice waits for a free stage. Both
 // CTAs of the cluster walk the same units, so their rings advance in step.
@@ -160,59 +139,17 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
                  rank);
   }
   // END SOLUTION step09
-  producer_tail(smem, write);
-}
-
-// The producer when a row of A starts inside an L2 line (step 8's line windows, for A alone): the
-// whole producer warpgroup copies A's whole lines through L1 (common/line_window.cuh), while thread
-// 0 multicasts this CTA's half of B by TMA, as load_slice does. Step t of a tile copies the line
-// that starts the t-th K slice of the tile's order into its stage and completes the slice before
-// it, whose `full` then gets one arrival from each of the 128 threads once their copies have landed
-// (cp.async.mbarrier.arrive.noinc), beside thread 0's arrive.expect_tx for the whole B tile. `p` is
-// the thread's index in the warpgroup; every thread runs the tail.
-__device__ __forceinline__ void producer_windows(SharedStorage& smem, const CUtensorMap* map_b, const __half* a,
-                                                 const TileScheduler& sched, int64_t M, int64_t K, int64_t k_slices,
-                                                 int p) {
-  PipelineState<kStages> write;  // the stage of the slice the next step starts
-  const uint32_t rank = cluster_ctarank();
-  const uint32_t a_tiles = smem_addr(smem.a[0]);
-  constexpr uint32_t kTileBytes = sizeof(smem.a[0]);
-  constexpr uint32_t kBTileBytes = sizeof(smem.b[0]);  // both halves: this CTA's and the peer's multicast
-  LineWindowRows<kTileM, kWarpgroupSize> rows_a;
-  for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
-    const Tile tile = sched.tile(cursor.unit, static_cast<int>(rank));
-    const int64_t turn = cursor.turn();
-    const bool forward = k_slice_in_turn(turn, 0, 0, k_slices) == 0;  // the consumer's K order
-    const int64_t n_half = tile.n * kTileN + rank * kBRowsPerCta;     // this CTA's half of the B tile
-    rows_a.start(a, tile.m * kTileM, M, K, p);  // a phantom tile's rows are all past M: zero-filled
-    int finish_stage = 0;                       // the stage of the slice this step completes (from step 1 on)
-    for (int64_t t = 0; t <= k_slices; ++t) {
-      const bool starts = t < k_slices;
-      const bool finishes = t > 0;
-      const int64_t slice_start = starts ? k_slice_in_turn(turn, t, 0, k_slices) : -1;
-      const int64_t slice_finish = finishes ? k_slice_in_turn(turn, t - 1, 0, k_slices) : -1;
-      // The stage a step starts must be free in both CTAs; the one it completes was waited for a
-      // step earlier.
-      if (starts) {
-        mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "window producer"});
-        if (p == 0) {
-          uint64_t* full = &smem.full[write.stage];
-          mbarrier_arrive_expect_tx(full, kBTileBytes);
-          tma_load_2d_multicast(smem.b[write.stage] + rank * kBRowsPerCta * kTileK, map_b, full,
-                                static_cast<int32_t>(slice_start * kTileK), static_cast<int32_t>(n_half), kClusterMask);
-        }
-      }
-      const int64_t line = window_line(t, k_slices, forward);
-      rows_a.copy_line(a_tiles + write.stage * kTileBytes, slice_start, a_tiles + finish_stage * kTileBytes,
-                       slice_finish, line);
-      if (finishes) cp_async_mbarrier_arrive_noinc(&smem.full[finish_stage]);
-      if (starts) {
-        finish_stage = write.stage;
-        write.advance();
-      }
-    }
+  // BEGIN SOLUTION step09: the tail: wait on empty for the next kStages positions of the ring (the releases of the last slices, the peer's remote arrives among them, which no load waited for) before the CTA may exit.
+  // The releases of the last kStages slices were never waited on: no load followed them. The
+  // peer's consumers make theirs remotely, into this CTA's shared memory, which must stay until
+  // they land. Once they have, nothing of the peer's reaches this CTA any more (its multicasts
+  // all completed on `full` before this CTA's consumers finished), so no cluster barrier is
+  // needed at the end. A position of the ring that was never filled passes at once.
+  for (int s = 0; s < kStages; ++s) {
+    mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer tail"});
+    write.advance();
   }
-  producer_tail(smem, write);
+  // END SOLUTION step09
 }
 
 // Releases stage s in both CTAs of the cluster: either CTA's producer multicasts its next B half
@@ -229,15 +166,12 @@ __device__ __forceinline__ void release(SharedStorage& smem, int s) {
 // The consumer's main loop for one tile: every K slice from the ring into the accumulators. The
 // whole consumer warpgroup.
 __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kStages>& read, float (&acc)[2][kAccRegs],
-                                         int64_t k_slices, bool line_windows) {
+                                         int64_t k_slices) {
   int release_stage = 0;  // the stage of the slice before this one: its wgmmas are the ones waited for
   for (int64_t ks = 0; ks < k_slices; ++ks) {
     // BEGIN SOLUTION step05: wait on full[read.stage] with the consumers' parity, read.full_parity().
     mbarrier_wait(&smem.full[read.stage], read.full_parity(), WaitTag{"full", "consumer"});
     // END SOLUTION step05
-    // cp.async writes through the generic proxy and wgmma reads through the async proxy: after the
-    // wait that observed the line windows' copies, each reader fences before its wgmmas.
-    if (line_windows) fence_proxy_async_shared();
 
     // BEGIN SOLUTION step02: scale-d is 0 only for the tile's very first wgmma (first K slice, first k16 step).
     wgmma_fence_operands(acc[0]);
@@ -328,11 +262,10 @@ __device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap*
   const uint32_t rank = cluster_ctarank();
   PipelineState<kStages> read;  // the stage the consumer multiplies next, across tiles
   float acc[2][kAccRegs];       // rows 0-63 and 64-127 of the tile
-  const bool line_windows = smem.line_windows != 0;
   for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
     // BEGIN SOLUTION step09: this CTA's tile of the unit is sched.tile(cursor.unit, rank); run mma_tile for every tile, and the epilogue only for a valid one.
     const Tile tile = sched.tile(cursor.unit, static_cast<int>(rank));
-    mma_tile(smem, read, acc, k_slices, line_windows);
+    mma_tile(smem, read, acc, k_slices);
     if (tile.valid) epilogue(smem, acc, map_d, tile.m * kTileM, tile.n * kTileN, N, t);
     // END SOLUTION step09
   }
@@ -343,8 +276,7 @@ __device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap*
 
 __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-           const __grid_constant__ CUtensorMap map_d, const __half* a, int64_t M, int64_t N, int64_t K, int group_m,
-           int line_windows) {
+           const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int64_t K, int group_m) {
   SharedStorage& smem = dynamic_smem<SharedStorage>();
 
   if (threadIdx.x == 0) {
@@ -353,15 +285,11 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     tma_prefetch_descriptor(&map_a);
     tma_prefetch_descriptor(&map_b);
     tma_prefetch_descriptor(&map_d);
-    // `full` expects the producer's arrive.expect_tx; with line windows, one
-    // cp.async.mbarrier.arrive.noinc from each producer thread besides.
-    const uint32_t full_arrivals = line_windows ? kWarpgroupSize + 1 : 1;
 #pragma unroll
     for (int s = 0; s < kStages; ++s) {
-      mbarrier_init(&smem.full[s], full_arrivals);
+      mbarrier_init(&smem.full[s], 1);                  // the producer's arrive.expect_tx
       mbarrier_init(&smem.empty[s], kReleaseArrivals);  // lane 0 of each consumer warp of both CTAs
     }
-    smem.line_windows = line_windows;
     fence_mbarrier_init();  // the inits are visible to the async proxy and to the peer CTA
   }
   // BEGIN SOLUTION step09: every thread of both CTAs arrives on the cluster barrier (relaxed: fence_mbarrier_init orders the inits) in place of __syncthreads; each waits on it below, once its registers are set: the peer's multicasts and remote arrives reach this CTA's barriers only after they are initialised.
@@ -371,13 +299,6 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   const int64_t k_slices = (K + kTileK - 1) / kTileK;
   const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, kClusterM, group_m);
 
-  // Rows of A that start inside an L2 line: the whole producer warpgroup loads A's line windows.
-  if (line_windows && warpgroup_id() == kProducerWarpgroup) {
-    setmaxnreg_dec<kLineWindowProducerRegs>();
-    cluster_wait();
-    producer_windows(smem, &map_b, a, sched, M, K, k_slices, static_cast<int>(threadIdx.x) % kWarpgroupSize);
-    return;
-  }
   // BEGIN SOLUTION step07: warpgroup kProducerWarpgroup lowers its registers to kProducerRegs and one elected thread of its first warp runs producer(); the other warpgroup raises its registers to kConsumerRegs and runs consumer(). Each warpgroup waits on the cluster barrier (cluster_wait) right after its setmaxnreg.
   if (warpgroup_id() == kProducerWarpgroup) {
     setmaxnreg_dec<kProducerRegs>();  // the whole warpgroup executes it (.sync.aligned)
@@ -405,10 +326,6 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters
   if (Status s = make_tensor_map_2d(&map_a, p.a, p.m, p.k, kTileM, kTileK, Swizzle::b128); !s.ok()) return s;
   if (Status s = make_tensor_map_2d(&map_b, p.b, p.n, p.k, kBRowsPerCta, kTileK, Swizzle::b128); !s.ok()) return s;
   if (Status s = make_tensor_map_2d(&map_d, p.d, p.m, p.n, kTileM, kStoreCols, Swizzle::b128); !s.ok()) return s;
-  // Rows of A that start inside an L2 line: A is loaded by line windows (B, multicast, keeps TMA).
-  int line_windows = 0;
-  if (Status s = use_line_windows(p, /*ring_fits=*/kStages >= 3, kWindowsA, kWindowsA, &line_windows); !s.ok())
-    return s;
   LaunchConfig cfg;
   cfg.block = dim3(kThreads);
   cfg.cluster = dim3(kClusterM);
@@ -423,7 +340,7 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters
     clusters = static_cast<int>(balanced_grid(sched.num_work(), clusters));
   }
   cfg.grid = dim3(static_cast<unsigned>(clusters * kClusterM));
-  return launch(kernel, cfg, map_a, map_b, map_d, p.a, p.m, p.n, p.k, group_m, line_windows);
+  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, group_m);
 }
 
 Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kGroupM, /*clusters=*/0); }

@@ -104,9 +104,9 @@ TEST(LineWindow, RowsStartOnLinesOnlyForAlignedBaseAndPitch) {
 }
 
 // The launcher's choice: at a ragged pitch one operand through the windows, the one neighbouring
-// CTAs share, of those the kernel can window; an operand whose rows start on lines keeps TMA; none
-// unless the ring has the three stages they need. GEMM_LINE_WINDOWS forces none, both or one
-// operand, and is an error on a shallower ring or for an operand the kernel cannot window.
+// CTAs share; an operand whose rows start on lines keeps TMA; none unless the ring has the three
+// stages they need. GEMM_LINE_WINDOWS forces none, both or one operand, and is an error on a
+// shallower ring.
 TEST(LineWindow, LauncherChoosesTheSharedStraddlingOperandWhereTheRingFits) {
   unsetenv("GEMM_LINE_WINDOWS");
   constexpr int kBoth = kWindowsA | kWindowsB;
@@ -118,41 +118,35 @@ TEST(LineWindow, LauncherChoosesTheSharedStraddlingOperandWhereTheRingFits) {
   Problem a_off = aligned;  // rows of A start 16 bytes into a line; B's on lines
   a_off.a = reinterpret_cast<const __half*>(uintptr_t{0x10010});
   int windows = -1;
-  ASSERT_TRUE(use_line_windows(ragged, true, kBoth, kWindowsB, &windows).ok());
+  ASSERT_TRUE(use_line_windows(ragged, true, kWindowsB, &windows).ok());
   EXPECT_EQ(windows, kWindowsB);
-  ASSERT_TRUE(use_line_windows(ragged, true, kBoth, kWindowsA, &windows).ok());
+  ASSERT_TRUE(use_line_windows(ragged, true, kWindowsA, &windows).ok());
   EXPECT_EQ(windows, kWindowsA);
-  ASSERT_TRUE(use_line_windows(ragged, true, kWindowsA, kWindowsB, &windows).ok());  // B multicast
+  ASSERT_TRUE(use_line_windows(a_off, true, kWindowsB, &windows).ok());
   EXPECT_EQ(windows, kWindowsA);
-  ASSERT_TRUE(use_line_windows(a_off, true, kBoth, kWindowsB, &windows).ok());
-  EXPECT_EQ(windows, kWindowsA);
-  ASSERT_TRUE(use_line_windows(aligned, true, kBoth, kWindowsB, &windows).ok());
+  ASSERT_TRUE(use_line_windows(aligned, true, kWindowsB, &windows).ok());
   EXPECT_EQ(windows, 0);
-  ASSERT_TRUE(use_line_windows(ragged, false, kBoth, kWindowsB, &windows).ok());
+  ASSERT_TRUE(use_line_windows(ragged, false, kWindowsB, &windows).ok());
   EXPECT_EQ(windows, 0);
 
   setenv("GEMM_LINE_WINDOWS", "1", 1);
-  ASSERT_TRUE(use_line_windows(aligned, true, kBoth, kWindowsB, &windows).ok());
+  ASSERT_TRUE(use_line_windows(aligned, true, kWindowsB, &windows).ok());
   EXPECT_EQ(windows, kBoth);
-  const Status shallow = use_line_windows(aligned, false, kBoth, kWindowsB, &windows);
+  const Status shallow = use_line_windows(aligned, false, kWindowsB, &windows);
   EXPECT_FALSE(shallow.ok());
   EXPECT_NE(shallow.message().find("at least 3 stages"), std::string::npos) << shallow.message();
-  const Status multicast = use_line_windows(ragged, true, kWindowsA, kWindowsB, &windows);
-  EXPECT_FALSE(multicast.ok());
-  EXPECT_NE(multicast.message().find("loads only A through line windows"), std::string::npos) << multicast.message();
   setenv("GEMM_LINE_WINDOWS", "a", 1);
-  ASSERT_TRUE(use_line_windows(ragged, true, kBoth, kWindowsB, &windows).ok());
+  ASSERT_TRUE(use_line_windows(ragged, true, kWindowsB, &windows).ok());
   EXPECT_EQ(windows, kWindowsA);
-  EXPECT_FALSE(use_line_windows(ragged, false, kBoth, kWindowsB, &windows).ok());
+  EXPECT_FALSE(use_line_windows(ragged, false, kWindowsB, &windows).ok());
   setenv("GEMM_LINE_WINDOWS", "b", 1);
-  ASSERT_TRUE(use_line_windows(ragged, true, kBoth, kWindowsA, &windows).ok());
+  ASSERT_TRUE(use_line_windows(ragged, true, kWindowsA, &windows).ok());
   EXPECT_EQ(windows, kWindowsB);
-  EXPECT_FALSE(use_line_windows(ragged, true, kWindowsA, kWindowsB, &windows).ok());
   setenv("GEMM_LINE_WINDOWS", "0", 1);
-  ASSERT_TRUE(use_line_windows(ragged, true, kBoth, kWindowsB, &windows).ok());
+  ASSERT_TRUE(use_line_windows(ragged, true, kWindowsB, &windows).ok());
   EXPECT_EQ(windows, 0);
   setenv("GEMM_LINE_WINDOWS", "2", 1);
-  const Status bad = use_line_windows(ragged, true, kBoth, kWindowsB, &windows);
+  const Status bad = use_line_windows(ragged, true, kWindowsB, &windows);
   EXPECT_FALSE(bad.ok());
   EXPECT_NE(bad.message().find("must be 0, 1, a or b"), std::string::npos) << bad.message();
   unsetenv("GEMM_LINE_WINDOWS");

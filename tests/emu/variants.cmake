@@ -208,19 +208,15 @@ gemm_add_step_variant(step10_blackwell_release_count_1 STEP 10 TRACK blackwell
 # address). With only the own CTA's arrivals every phase gets half its count: the producers hang at
 # the end of the first lap of the ring, and the deadlock report names the barrier, the CTA (with its
 # cluster rank) and the missing arrivals.
-# Step 9 runs at K = 128 (a 256-byte pitch), where its producer is the one TMA thread: at the default
-# K = 136 the producer warpgroup loads A's line windows (their variants are at the end of this file).
 foreach(step 09 10)
   if(step STREQUAL "09")
     set(got "4")
     set(count "8")
-    set(shape SHAPE 520x392x128)
   else()
     set(got "8")
     set(count "16")
-    set(shape "")
   endif()
-  gemm_add_step_variant(step${step}_hopper_no_peer_empty_arrive STEP ${step} TRACK hopper ${shape}
+  gemm_add_step_variant(step${step}_hopper_no_peer_empty_arrive STEP ${step} TRACK hopper
     REPLACE [=[for (uint32_t r = 0; r < kClusterM; ++r) mbarrier_arrive_cluster(&smem.empty[s], r);]=]
     WITH [=[mbarrier_arrive_cluster(&smem.empty[s], cluster_ctarank()); /* variant: the peer is never told */]=]
     EXPECT "^emulator: deadlock: .*CTA \\([01],0,0\\) \\[cluster rank [01]\\] warp 0 lane [0-9]+, role producer, at @FILE@:@LINE_OF:WaitTag{\"empty\", \"producer\"}@: mbarrier\\.try_wait\\.parity on mbarrier 'empty' stage 0 .*${got} of ${count} arrivals.* diagnosis: mbarrier 'empty' stage 0 \\(shared 0x[0-9a-f]+\\) of CTA \\([01],0,0\\) \\[cluster rank [01]\\] got ${got} of its ${count} arrivals this phase")
@@ -232,12 +228,7 @@ endforeach()
 # peer's barrier for the next phase before the peer's own consumer arrived for this one: the
 # barrier gets more arrivals than its count (steps/09_cluster/NOTES.md).
 foreach(step 09 10)
-  if(step STREQUAL "09")
-    set(shape SHAPE 520x392x128)  # the TMA producer, as above
-  else()
-    set(shape "")
-  endif()
-  gemm_add_step_variant(step${step}_hopper_release_without_multicast STEP ${step} TRACK hopper ${shape}
+  gemm_add_step_variant(step${step}_hopper_release_without_multicast STEP ${step} TRACK hopper
     REPLACE [=[  tma_load_2d_multicast(smem.b[s] + rank * kBRowsPerCta * kTileK, map_b, &smem.full[s], k0,
                         static_cast<int32_t>(n0 + rank * kBRowsPerCta), kClusterMask);]=]
     WITH [=[  tma_load_2d(smem.b[s] + rank * kBRowsPerCta * kTileK, map_b, &smem.full[s], k0, static_cast<int32_t>(n0 + rank * kBRowsPerCta));
@@ -281,13 +272,10 @@ gemm_add_step_variant(step08_hopper_windows_full_count_1 STEP 08 TRACK hopper
   REPLACE [=[line_windows == 0 ? 1 : kWarpgroupSize + (line_windows == (kWindowsA | kWindowsB) ? 0 : 1);]=]
   WITH [=[1; /* variant: one arrival, as for TMA */]=]
   EXPECT [=[^emulator: (more arrivals than the init count|shared memory read while a cp\.async writes it): ]=])
-# Step 9's line windows for A (the default shape's K = 136), beside B's multicast: the same fence,
-# and `full` counts the producer threads' arrivals and the one arrive.expect_tx for B.
-gemm_add_step_variant(step09_hopper_windows_no_proxy_fence STEP 09 TRACK hopper
-  REPLACE [=[if (line_windows) fence_proxy_async_shared();]=]
-  WITH [=[/* variant: no fence between the cp.async data and the wgmmas */]=]
-  EXPECT [=[^emulator: missing fence\.proxy\.async after cp\.async: ]=])
-gemm_add_step_variant(step09_hopper_windows_no_expect_tx_arrival STEP 09 TRACK hopper
-  REPLACE [=[const uint32_t full_arrivals = line_windows ? kWarpgroupSize + 1 : 1;]=]
-  WITH [=[const uint32_t full_arrivals = line_windows ? kWarpgroupSize : 1; /* variant: B's arrive.expect_tx not counted */]=]
+# With one operand by TMA beside the windows (the default at K = 136: B's windows, A's TMA box),
+# `full` also counts the TMA thread's arrive.expect_tx. Without it the phase completes on the copies'
+# arrivals alone, and the arrive.expect_tx is one too many (or the consumer reads the box as it lands).
+gemm_add_step_variant(step08_hopper_windows_no_expect_tx_arrival STEP 08 TRACK hopper
+  REPLACE [=[line_windows == 0 ? 1 : kWarpgroupSize + (line_windows == (kWindowsA | kWindowsB) ? 0 : 1);]=]
+  WITH [=[line_windows == 0 ? 1 : kWarpgroupSize; /* variant: the TMA operand's arrive.expect_tx not counted */]=]
   EXPECT [=[^emulator: (more arrivals than the init count|shared memory read while a (cp\.async|TMA load) writes it): ]=])
