@@ -262,8 +262,9 @@ gemm_add_step_variant(step10_hopper_staging_slot_reused STEP 10 TRACK hopper
   EXPECT [=[^emulator: shared memory overwritten while an asynchronous operation reads it: @FILE@:@LINE_OF:fence_proxy_async_shared();@: .*role consumer\) \(found at its fence\.proxy\.async\.shared::cta at @FILE@:@LINE_OF:fence_proxy_async_shared();@\), while the TMA store group committed at @FILE@:@LINE_OF:tma_store_commit_group()@ by thread (128|256) still reads it]=])
 
 # Step 8's line windows (a ragged K: the default shape's K = 136 is a 272-byte pitch, so the
-# producer warpgroup loads with cp.async). Its copies are generic-proxy writes: each consumer thread
-# fences before its wgmmas read them, and `full` counts one arrival per producer thread.
+# producer warpgroup loads B with cp.async, and thread 0 loads A by TMA). The copies are
+# generic-proxy writes: each consumer thread fences before its wgmmas read them, and `full` counts
+# one arrival per producer thread, plus thread 0's arrive.expect_tx for A's box.
 gemm_add_step_variant(step08_hopper_windows_no_proxy_fence STEP 08 TRACK hopper
   REPLACE [=[if (line_windows) fence_proxy_async_shared();]=]
   WITH [=[/* variant: no fence between the cp.async data and the wgmmas */]=]
