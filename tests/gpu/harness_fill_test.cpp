@@ -4,13 +4,12 @@
 // to do. Skipped, with the reason, where there is no GPU.
 #include <gtest/gtest.h>
 
-#include <chrono>
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -118,11 +117,19 @@ TEST_F(GpuTest, TimeInTurnsRotatesTheOrder) {
     ASSERT_EQ(t.size(), 4u);
     for (float x : t) EXPECT_GT(x, 0.0f);
   }
-  ASSERT_EQ(made.size(), 15u);
+  // A call that reached the GPU late (another process holding the GPU or the host, as under
+  // ctest -j) is made again right away: drop such repeats, then 15 calls remain, in turns.
+  std::vector<int> order;
   for (size_t i = 0; i < made.size(); ++i) {
-    const int round = static_cast<int>(i / 3);
-    EXPECT_EQ(made[i].first, static_cast<int>((i % 3 + static_cast<size_t>(round)) % 3)) << i;
-    EXPECT_EQ(made[i].second, static_cast<int64_t>(i));
+    EXPECT_EQ(made[i].second, static_cast<int64_t>(i)) << "calls are numbered in the order made";
+    // Two turns in a row never give the same call (a round ends with the call after the next
+    // round's first), so a repeat is a retry.
+    if (order.empty() || order.back() != made[i].first) order.push_back(made[i].first);
+  }
+  ASSERT_EQ(order.size(), 15u);
+  for (size_t i = 0; i < order.size(); ++i) {
+    const size_t round = i / 3;
+    EXPECT_EQ(order[i], static_cast<int>((i % 3 + round) % 3)) << i;
   }
 }
 
@@ -139,7 +146,10 @@ TEST_F(GpuTest, GpuDelayLastsItsWallClockTime) {
     ms.push_back(ev.elapsed_ms(0, 1));
   }
   EXPECT_GE(median(ms), 0.2);
-  EXPECT_LT(median(ms), 0.3) << "a 200 us spin took " << median(ms) << " ms";
+  // The shortest spin near what was asked: another process's work (ctest -j) can lengthen one
+  // spin, not all five, where a spin counted in cycles at a lower clock lengthens all.
+  const float shortest = *std::min_element(ms.begin(), ms.end());
+  EXPECT_LT(shortest, 0.3) << "a 200 us spin took at least " << shortest << " ms";
 }
 
 // time_alone times a call that the spin outlasts once; a call whose enqueueing outlasts the spin
@@ -157,15 +167,20 @@ TEST_F(GpuTest, TimeAloneRetriesLateCalls) {
   fast();  // the first call loads cuBLAS's kernel: longer than any spin here
   CUDA_CHECK(cudaStreamSynchronize(backend_->stream()));
   calls = 0;
+  // A 2 ms spin outlasts enqueueing a cuBLAS call, so the call is on time, unless another
+  // process holds the host or the GPU meanwhile (ctest -j): then it is timed again, and counted.
+  // A time_alone that took every call for late would throw here after kMaxLateCalls.
   const float t = time_alone(backend_->stream(), ev, fast, /*spin_us=*/2000, &late);
   EXPECT_GT(t, 0.0f);
-  EXPECT_EQ(calls, 1);
-  EXPECT_EQ(late, 0);
+  EXPECT_EQ(calls, late + 1);
 
   calls = 0;
+  late = 0;
   auto slow = [&] {
     ++calls;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the host outlasts the 20 us spin
+    // Wait until the GPU has passed event 0 (after the spin): this call is late by construction,
+    // whatever else runs on the GPU or the host.
+    ev.synchronize(0);
     cublas.run(ops.problem());
   };
   EXPECT_THROW(time_alone(backend_->stream(), ev, slow, /*spin_us=*/20, &late), Error);
