@@ -11,9 +11,10 @@
 //     (run_and_check, float mode). A step that fails is reported as an error and never timed.
 //  2. Inputs: a rotation of input sets of the shape that together hold at least 3x the L2; every
 //     call, step or cuBLAS, takes the next set.
-//  3. Warm-up, then per iteration: the step, then cuBLAS, each timed alone (time_alone: a 200 us
-//     GPU spin, event, call, event). The step's time is the manual time; cuBLAS's is kept beside
-//     it. Each call follows its own spin, so neither can start under the other.
+//  3. Warm-up, then per iteration a pair: the step, then cuBLAS, each timed alone (PairTimer,
+//     harness/timer.h, which the step executables time with too: a 200 us GPU spin, event, call,
+//     event). The step's time is the manual time; cuBLAS's is kept beside it. Each call follows
+//     its own spin, so neither can start under the other.
 //  4. Counters, medians over the repetition's iterations: TFLOPS (the step's), cublas_TFLOPS,
 //     ratio_to_cublas = TFLOPS / cublas_TFLOPS (> 1: faster than cuBLAS), step_ms, cublas_ms,
 //     sets; late: calls of the repetition timed again because they reached the GPU after their
@@ -28,7 +29,6 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -73,8 +73,6 @@ constexpr const char* kDefaultSizes =
     "1024,2048,3000,3072,4001x1000x2056,4096x1024x2048,4096,8192,8192x2048x4096,2048x8192x8192";
 constexpr uint64_t kSeed = 1;             // the hash seed of every input (harness/hash.h)
 constexpr double kDefaultMinTime = 0.05;  // seconds of the step's own time per repetition
-constexpr int kWarmupCalls = 2;           // untimed iterations before each run, at least ...
-constexpr double kWarmupMs = 20;          // ... and at least this long
 constexpr int kL2Factor = 3;              // the rotation holds at least 3x the L2
 constexpr int kMinSets = 3;
 
@@ -91,7 +89,7 @@ std::string timing_text(unsigned spin_us) {
          " us GPU spin (wall clock) before each call, step and cuBLAS alike, keeps host launch latency out and "
          "neither call overlapping the other (a call that reaches the GPU after its spin has ended is timed again, "
          "counter 'late'); warm-up (>= " +
-         std::to_string(kWarmupCalls) + " iterations, >= " + std::to_string(static_cast<int>(kWarmupMs)) +
+         std::to_string(kWarmupIterations) + " iterations, >= " + std::to_string(static_cast<int>(kWarmupMs)) +
          " ms) before timing; counters are medians over one repetition's iterations";
 }
 constexpr const char* kRatio =
@@ -176,17 +174,6 @@ const std::string& check_once(const std::string& name, StepFn step, const Shape&
   return g->verdicts[name] = verdict;
 }
 
-// Untimed iterations: at least kWarmupCalls and kWarmupMs of wall time.
-template <class F>
-void warm_up(F&& iteration) {
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0;; ++i) {
-    iteration();
-    const std::chrono::duration<double, std::milli> spent = std::chrono::steady_clock::now() - start;
-    if (i + 1 >= kWarmupCalls && spent.count() >= kWarmupMs) break;
-  }
-}
-
 void fail(benchmark::State& state, const std::string& message) {
   g->any_failed = true;
   state.SkipWithError(message.c_str());
@@ -198,36 +185,24 @@ void bm_step(benchmark::State& state, const std::string& name, StepFn step, Shap
     if (const std::string& verdict = check_once(name, step, shape); !verdict.empty()) return fail(state, verdict);
     const RotatingOperands& sets = sets_for(shape);
     const cudaStream_t stream = g->backend->stream();
-    const CudaEvents ev(2);
-    float step_ms = 0, cublas_ms = 0;
-    int64_t late = 0;
-    auto step_call = [&] {
-      if (Status s = step(sets.problem(g->next_set++), stream); !s.ok()) throw Error("the step failed: " + s.message());
-    };
-    auto cublas_call = [&] { g->cublas->run(sets.problem(g->next_set++)); };
-    auto iteration = [&] {
-      step_ms = time_alone(stream, ev, step_call, g->spin_us, &late);
-      cublas_ms = time_alone(stream, ev, cublas_call, g->spin_us, &late);
-    };
-    warm_up(iteration);
-
-    std::vector<float> step_times, cublas_times;
-    step_times.reserve(static_cast<size_t>(state.max_iterations));
-    cublas_times.reserve(static_cast<size_t>(state.max_iterations));
-    for (auto _ : state) {
-      iteration();
-      state.SetIterationTime(step_ms * 1e-3);
-      step_times.push_back(step_ms);
-      cublas_times.push_back(cublas_ms);
-    }
-    const double step_med = median(step_times), cublas_med = median(cublas_times);
+    PairTimer timer(
+        stream,
+        [&](int64_t call) {
+          if (Status s = step(sets.problem(call), stream); !s.ok()) throw Error("the step failed: " + s.message());
+        },
+        [&](int64_t call) { g->cublas->run(sets.problem(call)); }, g->spin_us, g->next_set);
+    timer.warm_up();
+    for (auto _ : state) state.SetIterationTime(timer.time_pair().step_ms * 1e-3);
+    g->next_set = timer.next_call();
+    const PairSummary t = timer.summary();
+    const double step_med = t.step_ms, cublas_med = t.cublas_ms;
     state.counters["TFLOPS"] = tflops(shape, step_med);
     state.counters["cublas_TFLOPS"] = tflops(shape, cublas_med);
     state.counters["ratio_to_cublas"] = cublas_med / step_med;
     state.counters["step_ms"] = step_med;
     state.counters["cublas_ms"] = cublas_med;
     state.counters["sets"] = sets.sets();
-    state.counters["late"] = static_cast<double>(late);
+    state.counters["late"] = static_cast<double>(timer.late());
     state.SetLabel(g->labels[name]);
   } catch (const std::exception& e) {
     fail(state, e.what());

@@ -3,8 +3,9 @@
 //   step03 [--m M] [--n N] [--k K] [--iters I] [--seed S] [--exact] ...      (step03 --help: all)
 //
 // runs the step once on A[M,K], B[N,K] filled from the hash, checks D (float mode against cuBLAS,
-// --exact against the CPU reference, bit for bit), times the step and cuBLAS, and prints one block.
-// --device emu runs the step's kernels on the functional emulator instead (common/emu/, no GPU
+// --exact against the CPU reference, bit for bit), times the step and cuBLAS in pairs as gemm_bench
+// does (PairTimer, harness/timer.h), and prints one block.
+// --device emu runs the step's kernels on the functional emulator instead (emu/, no GPU
 // needed; both tracks unless --track names one), checks D against the CPU reference and does not
 // time it.
 #pragma once
@@ -31,7 +32,7 @@ enum class DeviceKind { gpu, emu };
 
 struct DriverOptions {
   Shape shape;     // defaults from the step's contract: see default_shape
-  int iters = 20;  // timed runs (after 2 warm-ups)
+  int iters = 20;  // timed pairs of calls, the step's and cuBLAS's (after a warm-up: harness/timer.h)
   uint64_t seed = 1;
   InputMode mode = InputMode::float_uniform;
   TrackRequest track = TrackRequest::automatic;
@@ -54,6 +55,12 @@ struct ParseResult {
 // The default shape of a step: 128x128x64 (step 1), 128x128x1024 (step 2), 4096^3 otherwise;
 // on the emulator 512^3 instead of 4096^3 (a CPU runs the kernels).
 Shape default_shape(Contract contract, DeviceKind device = DeviceKind::gpu);
+
+// The driver's last line, after "to publish:": gemm_bench is the comparison to publish (its
+// repetitions, JSON and table), and the command that runs it for this step and shape, e.g.
+// "gemm_bench, with repetitions: tools/compare.sh --sizes=8192 --benchmark_filter=step10". Steps
+// 1 and 2 run in gemm_bench at their default shapes only, which the line then names.
+std::string publish_line(int step, const Shape& shape);
 
 // Parses the flags (argv[0] is the program). Accepts "--m 4096" and "--m=4096". Checks the flags
 // themselves, not the shape: that is the step contract's job (check_shape).

@@ -1,8 +1,10 @@
 #include "harness/timer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include "harness/check.h"
 
@@ -31,23 +33,6 @@ bool CudaEvents::done(size_t i) const {
 float CudaEvents::elapsed_ms(size_t from, size_t to) const {
   float ms = 0;
   CUDA_CHECK(cudaEventElapsedTime(&ms, events_.at(from), events_.at(to)));
-  return ms;
-}
-
-std::vector<float> time_ms(cudaStream_t stream, const std::function<void()>& enqueue, int warmup, int iters) {
-  for (int i = 0; i < warmup; ++i) enqueue();
-  if (iters <= 0) return {};
-  // iters + 1 events: call i runs between event i and event i + 1.
-  CudaEvents events(static_cast<size_t>(iters) + 1);
-  CUDA_CHECK(cudaEventRecord(events[0], stream));
-  for (int i = 0; i < iters; ++i) {
-    enqueue();
-    CUDA_CHECK(cudaEventRecord(events[i + 1], stream));
-  }
-  CUDA_CHECK(cudaEventSynchronize(events[iters]));
-  CUDA_CHECK(cudaGetLastError());
-  std::vector<float> ms(static_cast<size_t>(iters));
-  for (int i = 0; i < iters; ++i) CUDA_CHECK(cudaEventElapsedTime(&ms[i], events[i], events[i + 1]));
   return ms;
 }
 
@@ -89,6 +74,44 @@ std::vector<std::vector<float>> time_in_turns(cudaStream_t stream,
                  static_cast<long long>(late), spin_us);
   return ms;
 }
+
+void warm_up(const std::function<void()>& iteration) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0;; ++i) {
+    iteration();
+    const std::chrono::duration<double, std::milli> spent = std::chrono::steady_clock::now() - start;
+    if (i + 1 >= kWarmupIterations && spent.count() >= kWarmupMs) break;
+  }
+}
+
+PairSummary summarize_pairs(const std::vector<PairMs>& pairs) {
+  if (pairs.empty()) return {};
+  std::vector<float> step, cublas, ratio;
+  for (const PairMs& p : pairs) {
+    step.push_back(p.step_ms);
+    cublas.push_back(p.cublas_ms);
+    ratio.push_back(p.cublas_ms / p.step_ms);
+  }
+  return PairSummary{median(step), median(cublas), median(ratio)};
+}
+
+PairTimer::PairTimer(cudaStream_t stream, Call step, Call cublas, unsigned spin_us, int64_t first_call)
+    : stream_(stream), step_(std::move(step)), cublas_(std::move(cublas)), spin_us_(spin_us), next_call_(first_call) {}
+
+PairMs PairTimer::time_one_pair() {
+  PairMs p;
+  p.step_ms = time_alone(
+      stream_, events_, [&] { step_(next_call_++); }, spin_us_, &late_);
+  p.cublas_ms = time_alone(
+      stream_, events_, [&] { cublas_(next_call_++); }, spin_us_, &late_);
+  return p;
+}
+
+void PairTimer::warm_up() {
+  gemm::warm_up([&] { time_one_pair(); });
+}
+
+PairMs PairTimer::time_pair() { return pairs_.emplace_back(time_one_pair()); }
 
 double median(std::vector<float> values) {
   if (values.empty()) return 0;

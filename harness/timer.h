@@ -57,11 +57,66 @@ constexpr int kMaxLateCalls = 10;
 float time_alone(cudaStream_t stream, const CudaEvents& events, const std::function<void()>& enqueue, unsigned spin_us,
                  int64_t* late);
 
-// Runs `enqueue` `warmup` times untimed, then `iters` times with an event between calls, and
-// returns each call's milliseconds. The calls are enqueued back to back and waited for once at
-// the end, so host launch overhead hides behind the GPU work (as it does in a real program).
-// `enqueue` must only enqueue work on `stream`; it throws to report a failure.
-std::vector<float> time_ms(cudaStream_t stream, const std::function<void()>& enqueue, int warmup, int iters);
+// Warm-up before timing: untimed iterations, at least kWarmupIterations of them and at least
+// kWarmupMs of wall-clock time (so that a call's kernels are loaded and the clocks have left idle
+// before the first timed call, however short one iteration is).
+constexpr int kWarmupIterations = 2;
+constexpr double kWarmupMs = 20;
+void warm_up(const std::function<void()>& iteration);
+
+// One pair of PairTimer: the step's call and cuBLAS's, in milliseconds.
+struct PairMs {
+  float step_ms = 0;
+  float cublas_ms = 0;
+};
+
+// What a run of pairs says: the median of each side's times and the median of the pairs' ratios
+// cublas_ms / step_ms (step TFLOPS / cuBLAS TFLOPS: > 1 is faster than cuBLAS). A pair's two calls
+// run one right after the other, in nearly the same clock and power state, so a pair's ratio is
+// free of the drift between pairs (a GPU that reaches its power limit slows both calls of a pair
+// alike). All zeros for no pairs.
+struct PairSummary {
+  double step_ms = 0;
+  double cublas_ms = 0;
+  double ratio = 0;
+};
+PairSummary summarize_pairs(const std::vector<PairMs>& pairs);
+
+// How gemm_bench and the step driver time a step against cuBLAS (bench/README.md, "How one
+// benchmark measures"): per pair, the step's call and then cuBLAS's, each timed alone after a GPU
+// spin of `spin_us` (time_alone), so that neither starts under the other and a slowdown of the GPU
+// falls on both. A call is given its number (warm-up and late attempts included, starting at
+// `first_call`) to pick its input set with, from a rotation (harness/rotation.h): every call then
+// finds different inputs from the calls just before it. A late call is timed again on the next set
+// and counted (late()). `step` and `cublas` must only enqueue work on `stream`; they throw to report
+// a failure.
+class PairTimer {
+ public:
+  using Call = std::function<void(int64_t call)>;
+  PairTimer(cudaStream_t stream, Call step, Call cublas, unsigned spin_us = kSpinUs, int64_t first_call = 0);
+
+  // Untimed pairs (warm_up above); their times are not kept.
+  void warm_up();
+  // Times one pair, keeps it, and returns it.
+  PairMs time_pair();
+
+  const std::vector<PairMs>& pairs() const { return pairs_; }
+  PairSummary summary() const { return summarize_pairs(pairs_); }
+  // Calls timed again because they reached the GPU after their spin had ended, warm-up included.
+  int64_t late() const { return late_; }
+  // The number the next call will get (a caller that keeps one count across timers resumes there).
+  int64_t next_call() const { return next_call_; }
+
+ private:
+  PairMs time_one_pair();
+  cudaStream_t stream_;
+  Call step_, cublas_;
+  unsigned spin_us_;
+  int64_t next_call_;
+  int64_t late_ = 0;
+  CudaEvents events_{2};
+  std::vector<PairMs> pairs_;
+};
 
 // Times `calls` taking turns, as the diagnostics in tools/ compare configurations in one process.
 // Each round runs every call once, in an order rotated by one each round (so that no call always

@@ -107,7 +107,22 @@ TEST(Usage, NamesTheStepAndItsDefaults) {
   EXPECT_NE(usage(1).find("usage: step01 "), std::string::npos);
   EXPECT_NE(usage(1).find("(default 128x128x64)"), std::string::npos);
   EXPECT_NE(usage(7).find("(default 4096x4096x4096)"), std::string::npos);
-  EXPECT_NE(usage(3).find("  --iters I      timed runs after 2 warm-ups (default 20)"), std::string::npos);
+  EXPECT_NE(usage(3).find("  --iters I      timed pairs of calls, the step's then cuBLAS's (default 20)"),
+            std::string::npos);
+}
+
+// The driver's "to publish:" line: gemm_bench's command for this step and shape, which
+// tests/gpu/bench_agreement_test.cpp runs (its flags as tools/compare.sh passes them on).
+TEST(PublishLine, NamesTheBenchmarkForThisStepAndShape) {
+  EXPECT_EQ(publish_line(10, Shape{8192, 8192, 8192}),
+            "gemm_bench, with repetitions: tools/compare.sh --sizes=8192 --benchmark_filter=step10");
+  EXPECT_EQ(publish_line(3, Shape{4001, 1000, 2056}),
+            "gemm_bench, with repetitions: tools/compare.sh --sizes=4001x1000x2056 --benchmark_filter=step03");
+  EXPECT_EQ(publish_line(1, Shape{128, 128, 64}),
+            "gemm_bench, with repetitions: tools/compare.sh --sizes=128x128x64 --benchmark_filter=step01");
+  EXPECT_EQ(publish_line(2, Shape{128, 128, 2048}),
+            "gemm_bench, with repetitions (it times step02 at 128x128x1024 only): tools/compare.sh "
+            "--sizes=128x128x1024 --benchmark_filter=step02");
 }
 
 // The synopsis and the flag lines come from the parser's table: every flag the synopsis shows is

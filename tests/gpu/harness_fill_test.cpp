@@ -84,16 +84,6 @@ TEST_F(GpuTest, CublasIsCloseToCpuReferenceInFloatMode) {
   RecordProperty("max_abs_err", std::to_string(r.max_abs_err));
 }
 
-TEST_F(GpuTest, TimerTimesEachCall) {
-  CublasReference cublas(backend_->stream());
-  Operands ops(*backend_, Shape{512, 512, 512}, 1, InputMode::float_uniform);
-  const std::vector<float> ms = time_ms(
-      backend_->stream(), [&] { cublas.run(ops.problem()); }, 1, 5);
-  ASSERT_EQ(ms.size(), 5u);
-  for (float t : ms) EXPECT_GT(t, 0.0f);
-  EXPECT_GT(median(ms), 0.0);
-}
-
 // The diagnostics' timing: every call once per round, the order rotated by one each round, the
 // calls numbered in the order made (warm-up included), one time per timed round.
 TEST_F(GpuTest, TimeInTurnsRotatesTheOrder) {
