@@ -64,13 +64,25 @@ def make_tar(path, files, extra=None):
     return path
 
 
-def handin(dirpath, name, hopper=None, blackwell=None):
+def helpers():
+    """The files outside steps/ that hold regions of STEP (a lesson in a helper of common/): part of a hand-in."""
+    import grade as g
+    return sorted(g.helper_files(handout.read_tree(ROOT), {STEP}))
+
+
+def handin(dirpath, name, hopper=None, blackwell=None, others=None):
+    """A hand-in of STEP: its two step files (the reference's unless given) and its helpers (`others`: {path:
+    text}, else the reference's)."""
     files = {"steps/%s/hopper.cu" % FOLDER: hopper if hopper is not None else step_file("hopper"),
              "steps/%s/blackwell.cu" % FOLDER: blackwell if blackwell is not None else step_file("blackwell")}
+    for path in helpers():
+        files[path] = (others or {}).get(path, (ROOT / path).read_text())
     return make_tar(os.path.join(dirpath, name + ".tar"), files)
 
 
-def grade(workdir, tar, *extra):
+def grade(workdir, tar, *extra, stdout=None):
+    """Grades `tar` (step STEP, the emulator) in the shared grading directory: (the step's report, seconds);
+    `stdout` (a list) receives the grader's standard output."""
     out = os.path.join(workdir, os.path.basename(tar) + ".json")
     if os.path.exists(out):
         os.remove(out)
@@ -83,6 +95,8 @@ def grade(workdir, tar, *extra):
     print(r.stdout)
     print(r.stderr, file=sys.stderr)
     check(r.returncode == 0, "tools/grade exited %d" % r.returncode)
+    if stdout is not None:
+        stdout.append(r.stdout)
     with open(out) as f:
         report = json.load(f)
     return report["steps"][0], seconds
@@ -174,7 +188,8 @@ def case_blank(workdir):
     files = handout.read_tree(ROOT)
     tree, _ = handout.make_tree(files, [STEP])
     text = {t: tree["steps/%s/%s.cu" % (FOLDER, t)].decode() for t in ("hopper", "blackwell")}
-    s, _ = grade(workdir, handin(workdir, "blank", text["hopper"], text["blackwell"]))
+    others = {p: tree[p].decode() for p in helpers()}
+    s, _ = grade(workdir, handin(workdir, "blank", text["hopper"], text["blackwell"], others))
     check(s["points"] == 0, "the blank handout scores %s" % s["points"])
     check("TODO step%02d" % STEP in reasons(s, "correctness"), "no TODO message: " + reasons(s, "correctness"))
 
@@ -209,6 +224,80 @@ def case_wrong(workdir, name):
     check(c["points"] < c["maximum"], "%s keeps every correctness point" % name)
     check(re.search(pattern, reasons(s, "correctness")), "%s: no reason naming the cause (/%s/) in: %s" % (
         name, pattern, reasons(s, "correctness")[:2000]))
+
+
+def case_rule_track(workdir):
+    """A hopper file that breaks a rule on one shape only: only a CTA whose tile starts at row 640 or later
+    (the many-tiles shape alone has one) announces half the stage's bytes. Its other runs match, but a broken
+    rule is a bug however few shapes show it: the hopper track's correctness scores zero, the blackwell track
+    keeps its share, the reason quotes the rule, and the implementation is not lost as a knock-on (the other
+    runs executed). The same grading writes the Gradescope and Autolab output, checked against their fields."""
+    text = edit(step_file("hopper"), "mbarrier_arrive_expect_tx(&smem.full[s], kStageBytes);",
+                "mbarrier_arrive_expect_tx(&smem.full[s], m0 >= 640 ? kStageBytes / 2 : kStageBytes);", "rule_track")
+    results = os.path.join(workdir, "rule_track.results.json")
+    if os.path.exists(results):
+        os.remove(results)
+    stdout = []
+    s, _ = grade(workdir, handin(workdir, "rule_track", hopper=text), "--format", "gradescope,autolab",
+                 "--results", results, stdout=stdout)
+    c, i = s["parts"]["correctness"], s["parts"]["implementation"]
+    hopper = [r for r in c["runs"] if r["run"].startswith("hopper ")]
+    bad = [r for r in hopper if not r["ok"]]
+    check(len(bad) == 1 and bad[0]["kind"] == "rule" and "many tiles" in bad[0]["run"],
+          "one hopper run (the many-tiles one) breaks a rule: %s" % [(r["run"], r["kind"]) for r in bad])
+    check(all(r["ok"] for r in c["runs"] if r not in bad), "the other runs match: %s" % reasons(s, "correctness"))
+    check(abs(c["points"] - c["maximum"] / 2) < 0.051, "correctness %s of %s: the hopper track's half should be "
+          "zero, the blackwell track's kept: %s" % (c["points"], c["maximum"], reasons(s, "correctness")))
+    check(re.search(r"hopper track: the emulator reports a broken rule \(`expect_tx bytes differ from the bytes "
+                    r"delivered`\) on 1 of its 5", reasons(s, "correctness")),
+          "the reason does not quote the rule: " + reasons(s, "correctness"))
+    check(i["points"] == i["maximum"], "implementation %s of %s: lost as a knock-on? %s" % (
+        i["points"], i["maximum"], reasons(s, "implementation")))
+    check_gradescope(results, s)
+    check_autolab(stdout[0], s)
+
+
+def number(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def check_gradescope(path, s):
+    """results.json per the Gradescope autograder specification: score, execution_time, output, visibility,
+    tests[] with name, score, max_score, output, visibility."""
+    with open(path) as f:
+        res = json.load(f)
+    vis = ("hidden", "after_due_date", "after_published", "visible")
+    check(number(res.get("score")) and abs(res["score"] - s["points"]) < 1e-6,
+          "gradescope score: %s" % res.get("score"))
+    check(number(res.get("execution_time")) and res["execution_time"] >= 0, "gradescope execution_time")
+    check(isinstance(res.get("output"), str) and res["output"], "gradescope output")
+    check(res.get("visibility") in vis, "gradescope visibility: %s" % res.get("visibility"))
+    tests = res.get("tests")
+    check(isinstance(tests, list) and len(tests) == 3, "gradescope tests: a test per part of the step")
+    for t in tests:
+        check(isinstance(t.get("name"), str) and t["name"], "a test's name: %s" % t)
+        check(number(t.get("score")) and number(t.get("max_score")) and 0 <= t["score"] <= t["max_score"] + 1e-9,
+              "a test's score and max_score: %s" % t)
+        check(isinstance(t.get("output"), str), "a test's output: %s" % t)
+        check(t.get("visibility") in vis, "a test's visibility: %s" % t)
+    check(abs(sum(t["score"] for t in tests) - res["score"]) < 0.051, "the tests' scores add up to the score")
+    check(abs(sum(t["max_score"] for t in tests) - s["graded_maximum"]) < 0.051,
+          "the tests' max_score add up to the graded maximum")
+    corr = [t for t in tests if t["name"].endswith(": correctness")]
+    check(corr and "expect_tx bytes differ" in corr[0]["output"], "the correctness test's output quotes the rule")
+
+
+def check_autolab(stdout, s):
+    """Autolab's autoresult: the output's last line is {"scores": {...}, "scoreboard": [...]}."""
+    last = [l for l in stdout.split("\n") if l.strip()][-1]
+    try:
+        res = json.loads(last)
+    except ValueError:
+        raise Failed("the output's last line is not JSON: %s" % last)
+    check(isinstance(res, dict) and set(res) == {"scores", "scoreboard"}, "autoresult keys: %s" % last)
+    check(res["scores"] == {"step%02d" % STEP: s["points"]}, "autoresult scores: %s" % res["scores"])
+    check(isinstance(res["scoreboard"], list) and res["scoreboard"][0] == s["points"] and
+          all(number(x) for x in res["scoreboard"]), "autoresult scoreboard: %s" % res["scoreboard"])
 
 
 def case_cublas(workdir):
@@ -247,6 +336,7 @@ def case_refused(workdir):
     os.makedirs(d)
     hopper, blackwell = step_file("hopper"), step_file("blackwell")
     good = {"steps/%s/hopper.cu" % FOLDER: hopper, "steps/%s/blackwell.cu" % FOLDER: blackwell}
+    good.update({p: (ROOT / p).read_text() for p in helpers()})
 
     def link(name, kind):
         info = tarfile.TarInfo(name)
@@ -266,6 +356,8 @@ def case_refused(workdir):
         "missing": ({"steps/%s/hopper.cu" % FOLDER: hopper}, None, r"blackwell\.cu: missing"),
         "not_a_tar": (None, None, r"not a readable tar archive"),
     }
+    for path in helpers():  # a helper with the step's regions is part of the hand-in
+        cases["missing_helper"] = ({k: v for k, v in good.items() if k != path}, None, re.escape(path) + ": missing")
     grading = os.path.join(d, "grading")
     for name, (files, extra, pattern) in cases.items():
         tar = os.path.join(d, name + ".tar")
@@ -281,6 +373,18 @@ def case_refused(workdir):
         check(re.search(pattern, r.stderr), "%s: the reason does not say /%s/" % (name, pattern))
         check(not os.path.exists(grading) and not os.path.exists(out), "%s: something was written" % name)
         check(not os.path.exists(os.path.join(d, "evil.cu")), "%s: a file was written outside" % name)
+    # Refused under the autograder formats: Gradescope's results.json and Autolab's last line give 0 points.
+    results = os.path.join(d, "results.json")
+    r = subprocess.run([sys.executable, str(ROOT / "tools" / "grade"), os.path.join(d, "missing.tar"), "--steps",
+                        str(STEP), "--workdir", grading, "--device", "emu", "--quiet", "--format", "gradescope,autolab",
+                        "--results", results], capture_output=True, text=True)
+    check(r.returncode == 2 and not os.path.exists(grading), "refused under --format: exit %d" % r.returncode)
+    with open(results) as f:
+        res = json.load(f)
+    check(res["score"] == 0 and "blackwell.cu: missing" in res["output"] and res["visibility"] == "visible",
+          "gradescope, refused: %s" % res)
+    check(json.loads(r.stdout.strip().split("\n")[-1]) == {"scores": {"step%02d" % STEP: 0.0},
+                                                          "scoreboard": [0.0, 0.0]}, "autolab, refused: " + r.stdout)
 
 
 def case_region_rules(workdir):
@@ -355,7 +459,133 @@ def case_perf_rules(workdir):
     check(g.gpu_slug("NVIDIA H100 80GB HBM3") == "nvidia-h100-80gb-hbm3", "calibration file name")
 
 
-CASES = {"perf_rules": case_perf_rules, "region_rules": case_region_rules, "handout_single": case_handout_single, "handout_all": case_handout_all, "prepare": case_prepare,
+def case_scoring_rules(workdir):
+    """The correctness and implementation rules on recorded runs, without a build: an emulator error is a
+    broken rule, a deadlock or a mismatch is not; one run of a track breaking a rule zeroes that track's
+    correctness (GPU runs included), a mismatch costs its run; the grid is judged from any run that executed
+    when the many-tiles run did not; a refused hand-in still gets Gradescope and Autolab output."""
+    import grade as g
+    race = ("error: emulator: shared memory overwritten while an asynchronous operation reads it: "
+            "steps/07_warp_specialization/hopper.cu:301: the TMA store issued at line 330 still reads it\n"
+            "  at CTA (1,0,0) thread 140 (warp 4, lane 12)\n  replay: --emu-seed 9\n")
+    cases = {
+        "rule": (race, 1, "rule", "shared memory overwritten while an asynchronous operation reads it",
+                 "steps/07_warp_specialization/hopper.cu:301"),
+        "todo": ("error: emulator: TODO step05: common/pipeline.cuh:47: wait on full\n", 1, "todo",
+                 "TODO step05", "common/pipeline.cuh:47"),
+        "launch": ("error: shared-memory limit: the kernel needs 300000 bytes\n", 1, "rule", "shared-memory limit",
+                   None),
+        "deadlock": ("error: emulator: deadlock: every live thread waits and ...\n", 1, "hang", None, None),
+        "infra": ("error: emulator: cannot map a fiber stack of 65536 bytes\n", 1, "error", None, None),
+        "mismatch": ("verdict:        MISMATCH at (128,0): got 0 want 3 (unwritten)\n"
+                     "emulated:       16384 threads in 2 clusters, 9 fiber switches, 3 async operations\n", 1,
+                     "mismatch", None, None),
+        "match": ("verdict:        match\nemulated:       16384 threads in 2 clusters, 9 fiber switches, 3 async "
+                  "operations\n", 0, "match", None, None),
+    }
+    for name, (out, rc, kind, rule, where) in cases.items():
+        o = g.run_summary(g.Run(rc, out, 1.0, False), 60)
+        check((o.kind, o.rule, o.where) == (kind, rule, where), "%s: %s" % (name, (o.kind, o.rule, o.where)))
+    check(g.run_summary(g.Run(1, race, 1.0, False), 60, emulated=False).kind == "rule",
+          "an emulator message is a rule whichever device")
+    check(g.run_summary(g.Run(1, "error: CUDA error: an illegal memory access\n", 1.0, False), 60,
+                        emulated=False).kind == "error", "a GPU error is not a rule")
+    check(g.run_summary(g.Run(-9, "", 60.0, True), 60).kind == "hang", "the time limit is a hang")
+
+    # Step 7 as the issue graded it: 5 emulated runs per track and 4 GPU runs; the hopper track's race shows on
+    # 2 of its 5 emulated runs and its many-tiles run is one of them; everything else matches.
+    grader = object.__new__(g.StepGrader)
+    grader.step, grader.tracks, grader.gtrack, grader.exe = 7, ["hopper", "blackwell"], "hopper", "step07"
+    grader.executed, grader.first_failure, grader.hung, grader.probes = {"hopper": [], "blackwell": []}, {}, set(), []
+    grader.opts = g.Options(log=lambda *a: None)
+    cases_7 = []
+    for track in grader.tracks:
+        for label, shape, exact in g.draw_cases(7, 1):
+            cases_7.append(("emulator", track, label, shape, exact, []))
+    for label, shape, exact in g.gpu_cases(7, 1):
+        cases_7.append(("GPU", "hopper", label, shape, exact, []))
+    ok = g.Outcome("match", "", (256 * 2, 2))
+    racy = g.Outcome("rule", race[len("error: "):].split("\n")[0],
+                     None, "shared memory overwritten while an asynchronous operation reads it", "hopper.cu:301")
+    outcomes = []
+    for c in cases_7:
+        bad = c[1] == "hopper" and c[0] == "emulator" and c[2] in ("many tiles", "ragged") and c[4]
+        outcomes.append(([c[0]], g.Run(0, "", 1.0, False), racy if bad else ok))
+    grader._cases = cases_7
+    p = g.part(9.0)
+    grader.correctness(p, outcomes)
+    lost = sum(x["points"] for x in p["lost"])
+    hopper_runs = sum(1 for c in cases_7 if c[1] == "hopper")
+    check(abs(lost - 9.0 * hopper_runs / len(cases_7)) < 0.02, "the hopper track's share lost: %s of %s (%s)" %
+          (lost, 9.0 * hopper_runs / len(cases_7), p["lost"]))
+    check(len(p["lost"]) == 1 and "`shared memory overwritten while an asynchronous operation reads it`" in
+          p["lost"][0]["reason"] and "on 2 of its 5 emulated runs" in p["lost"][0]["reason"],
+          "one loss quoting the rule: %s" % p["lost"])
+    # A mismatch alone costs its own run.
+    outcomes[0] = (["emulator"], g.Run(1, "", 1.0, False), g.Outcome("mismatch", "MISMATCH at (0,0)", (512, 2)))
+    outcomes[:] = [(x, r, ok if o is racy else o) for x, r, o in outcomes]
+    grader.executed = {"hopper": [], "blackwell": []}
+    p = g.part(9.0)
+    grader.correctness(p, outcomes)
+    check(len(p["lost"]) == 1 and abs(p["lost"][0]["points"] - round(9.0 / len(cases_7), 2)) < 1e-6,
+          "a mismatch costs its run: %s" % p["lost"])
+
+    # The grid, judged from a run that executed: the many-tiles run broke a rule, the non-square one ran with
+    # fewer CTAs than tiles.
+    grader.executed = {"hopper": [g.Executed("non-square", (512, 384, 64), 512, 2)], "blackwell": []}
+    ev = grader.grid_evidence("hopper")
+    check(ev is not None and ev[1], "a persistent grid seen on the non-square run: %s" % (ev,))
+    grader.executed["hopper"].append(g.Executed("many tiles", (700, 600, 64), 6 * 256, 6))
+    check(grader.grid_evidence("hopper")[1], "the many-tiles run decides")
+    grader.executed["hopper"] = [g.Executed("square", (128, 128, 128), 256, 1)]
+    check(grader.grid_evidence("hopper") is None, "one tile shows nothing (a probe runs)")
+
+    # Step 6's hopper track, whose only executed run has one tile: the implementation probes the many-tiles
+    # shape (the runs and the PTX are stand-ins here) and judges the grid from the first probe that executes.
+    class Ws:
+        root = src = workdir
+
+    probes = []
+
+    def fake_run(cmd, limit, cwd=None, env=None):
+        probes.append(cmd)
+        if len(probes) == 1:  # the first probe breaks the rule again, the second executes
+            return g.Run(1, race, 1.0, False)
+        return g.Run(0, "verdict:        match\nemulated:       256 threads in 2 clusters, 1 fiber switches\n", 1.0,
+                     False)
+
+    def fake_ptx(ws, path, track, out):
+        pathlib.Path(out).write_text("wgmma.mma_async mbarrier.try_wait mbarrier.arrive.expect_tx "
+                                     "cp.async.bulk.tensor.2d.shared::cluster.global "
+                                     "cp.async.bulk.tensor.2d.global.shared::cta")
+        return g.Run(0, "", 0.1, False)
+
+    saved = g.run, g.make_ptx
+    g.run, g.make_ptx = fake_run, fake_ptx
+    try:
+        grader.step, grader.ws, grader.tag, grader.probes, grader.hung = 6, Ws, "step06", [], set()
+        grader.opts = g.Options(log=lambda *a: None, seed=1)
+        grader.executed["hopper"] = [g.Executed("square", (128, 128, 128), 128, 1)]
+        fails = grader.track_requirements("hopper", "hopper.cu", "constexpr int kStages = 4;")
+        check(fails == [] and len(probes) == 2 and "--m" in probes[1], "judged on the second probe: %s, %d probes"
+              % (fails, len(probes)))
+        check([p["executed"] for p in grader.probes] == [False, True], "the probes reported: %s" % grader.probes)
+        probes[:] = [None]  # from here on every probe executes; with no probe left, the grid is unknown
+        grader.executed["hopper"], grader.probes = [g.Executed("square", (128, 128, 128), 128, 1)], []
+        grader.hung = {"hopper"}  # a track that hung is not probed
+        fails = grader.track_requirements("hopper", "hopper.cu", "constexpr int kStages = 4;")
+        check(len(fails) == 1 and "grid is unknown" in fails[0] and grader.probes == [], "no probe: %s" % fails)
+    finally:
+        g.run, g.make_ptx = saved
+
+    # Refused hand-ins in both formats.
+    res = g.gradescope_refused("x.tar: steps/05_pipeline/hopper.cu: missing", 1.2)
+    check(res["score"] == 0 and "missing" in res["output"] and res["tests"] == [], "gradescope, refused: %s" % res)
+    auto = json.loads(g.autolab_line(None, [5, 7]))
+    check(auto == {"scores": {"step05": 0.0, "step07": 0.0}, "scoreboard": [0.0, 0.0, 0.0]}, "autolab, refused")
+
+
+CASES = {"scoring_rules": case_scoring_rules, "rule_track": case_rule_track, "perf_rules": case_perf_rules, "region_rules": case_region_rules, "handout_single": case_handout_single, "handout_all": case_handout_all, "prepare": case_prepare,
          "reference": case_reference, "blank": case_blank, "cublas": case_cublas, "hang": case_hang,
          "refused": case_refused}
 CASES.update({name: (lambda w, n=name: case_wrong(w, n)) for name in WRONG})

@@ -19,9 +19,12 @@ gives each step points for
 It runs the submitted code as ordinary subprocesses with time limits: it is not a sandbox.
 Plain Python 3 (and cmake, the CUDA toolkit, nm from binutils).
 """
+import collections
+import concurrent.futures
 import ctypes
 import ctypes.util
 import hashlib
+import io
 import json
 import os
 import random
@@ -30,14 +33,19 @@ import shutil
 import signal
 import subprocess
 import tarfile
+import threading
 import time
 
 import handout
+from regions import find_regions, is_source
 
 # ---------------------------------------------------------------------------------------------
 # The rules, as named constants (docs/course.md, "How a step is graded").
 # ---------------------------------------------------------------------------------------------
 POINTS = {1: 5, 2: 5, 3: 10, 4: 10, 5: 10, 6: 10, 7: 15, 8: 5, 9: 15, 10: 15}
+# Steps beyond the ten: points on top of the 100, graded the same way. Performance is graded once the GPU
+# model's calibration has the step (until then it is "not graded", as without a GPU).
+BONUS = {11: 10}
 SHARE = {"correctness": 0.6, "performance": 0.2, "implementation": 0.2}
 # Performance: full points at a same-run ratio to cuBLAS of at least PERF_BOUND times the reference
 # solution's (on the same GPU model, from its calibration file), none at PERF_FLOOR times or less,
@@ -49,8 +57,12 @@ CALIBRATION_REPETITIONS = 5
 PERF_SIZES = {1: ["128x128x64"], 2: ["128x128x1024"]}
 PERF_SIZES_DEFAULT = ["4096", "8192"]
 RUN_LIMIT_S = 60  # each correctness run
+PROBE_RUNS = 2  # emulated runs at the many-tiles shape when no correctness run showed the track's grid
 BUILD_LIMIT_S = 1800
 EMU_SMS = 2  # emulated SMs: a persistent grid smaller than the tile count
+# Step 11 splits the last wave's tiles along K only where they leave clusters idle: with 2 SMs (one cluster
+# of 2 CTAs) no wave is ever short. 8 SMs (4 clusters) give most graded shapes a short last wave.
+EMU_SMS_STEP = {11: 8}
 DEMO_SEED = 14  # the public seed; a real grading keeps its own (--seed-file)
 TRACKS = ("hopper", "blackwell")
 CALIBRATION_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "calibration")
@@ -85,6 +97,12 @@ NEW_REQUIREMENTS = {
     (9, "hopper"): [("ptx", r"\.multicast::cluster", "TMA multicast to the cluster")],
     (9, "blackwell"): [("ptx", r"cta_group::2", "cta_group::2 (a CTA pair)")],
     (10, "hopper"): [("threads", 384, "two consumer warpgroups and a producer (384 threads)")],
+    (11, "hopper"): [("ptx", r"atom\.[\w:.]*add", "atom.add (a split tile's ticket)"),
+                     ("ptx", r"fence\.acq_rel\.gpu", "fence.acq_rel.gpu (the parts of a split tile released and "
+                                                     "acquired)")],
+    (11, "blackwell"): [("ptx", r"atom\.[\w:.]*add", "atom.add (a split tile's ticket)"),
+                        ("ptx", r"fence\.acq_rel\.gpu", "fence.acq_rel.gpu (the parts of a split tile released "
+                                                        "and acquired)")],
 }
 # Calls a step may not make: its own kernels must compute D.
 FORBIDDEN_SOURCE = [(re.compile(r"\bcublas\w*", re.I), "calls cuBLAS"),
@@ -113,8 +131,17 @@ def requirements(step, track):
     return out
 
 
+def points_of(step):
+    """The step's points (a bonus step's too), or None for a step the course does not grade."""
+    return POINTS.get(step, BONUS.get(step))
+
+
+def emu_sms(step):
+    return EMU_SMS_STEP.get(step, EMU_SMS)
+
+
 def step_share(step):
-    total = POINTS[step]
+    total = points_of(step)
     c = round(total * SHARE["correctness"], 1)
     p = round(total * SHARE["performance"], 1)
     return {"correctness": c, "performance": p, "implementation": round(total - c - p, 1)}
@@ -123,17 +150,30 @@ def step_share(step):
 # ---------------------------------------------------------------------------------------------
 # The hand-in.
 # ---------------------------------------------------------------------------------------------
-def expected_files(steps, folders, tracks):
-    return {"steps/%s/%s.cu" % (folders[s], t) for s in steps for t in tracks}
+def helper_files(files, steps):
+    """The files outside steps/ that hold a solution region of one of `steps`: a lesson that lives in a helper
+    of common/ (docs/design.md, "Course mode": the helper arrives with the step that teaches it)."""
+    out = set()
+    for path, data in files.items():
+        if path.startswith("steps/") or not is_source(path) or b"BEGIN SOLUTION" not in data:
+            continue
+        if any(r.step in steps for r in find_regions(path, data.decode(errors="replace"))):
+            out.add(path)
+    return out
 
 
-def check_handin(path, steps, folders, tracks):
+def expected_files(steps, folders, tracks, files):
+    """What a hand-in of `steps` holds: each step's file of each track, and the helpers with its regions."""
+    return {"steps/%s/%s.cu" % (folders[s], t) for s in steps for t in tracks} | helper_files(files, set(steps))
+
+
+def check_handin(path, steps, folders, tracks, files):
     """{repository path: bytes} of a valid hand-in; Refused naming every problem otherwise.
 
     Only regular files at exactly the expected paths (a leading "./" is allowed), each once, all of
     them, none over MAX_FILE_BYTES, no NUL bytes; directory entries only for their parent folders.
     Reads the archive into memory: nothing is extracted."""
-    want = expected_files(steps, folders, tracks)
+    want = expected_files(steps, folders, tracks, files)
     parents = set()
     for p in want:
         parts = p.split("/")
@@ -190,6 +230,23 @@ def check_handin(path, steps, folders, tracks):
         raise Refused("%s is not a valid hand-in for step%s %s:\n  %s" % (
             path, "s" if len(steps) > 1 else "", ", ".join(map(str, steps)), "\n  ".join(problems)))
     return got
+
+
+def reference_tar(root, steps, tracks, out):
+    """Writes the reference solution's hand-in of `steps` (the repository's own files) to the tar `out`."""
+    files = handout.read_tree(root)
+    folders = handout.steps_of(files)
+    missing = [s for s in steps if s not in folders]
+    if missing:
+        raise GradeError("step %s: not in this tree" % ", ".join(map(str, missing)))
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with tarfile.open(out, "w") as tar:
+        for path in sorted(expected_files(steps, folders, tracks, files)):
+            info = tarfile.TarInfo(path)
+            info.size = len(files[path])
+            info.mode = 0o644
+            tar.addfile(info, io.BytesIO(files[path]))
+    return out
 
 
 def steps_in_tar(path, folders):
@@ -339,7 +396,9 @@ class Workspace:
     def configure(self, build=None, extra=()):
         build = build or self.build
         stamp = os.path.join(build, ".grade-config")
-        want = json.dumps({"tracks": self.cuda_tracks, "bench": self.bench, "extra": list(extra)})
+        # The CMake files too: with Makefiles a target added since (a step) is unknown until CMake runs again.
+        want = json.dumps({"tracks": self.cuda_tracks, "bench": self.bench, "extra": list(extra),
+                           "cmake": cmake_digest(self.src)})
         if os.path.exists(os.path.join(build, "CMakeCache.txt")) and os.path.exists(stamp) \
                 and open(stamp).read() == want:
             return
@@ -357,6 +416,19 @@ class Workspace:
     def build_target(self, target, build=None, jobs=None):
         cmd = ["cmake", "--build", build or self.build, "--target", target, "-j", str(jobs or os.cpu_count() or 2)]
         return run(cmd, BUILD_LIMIT_S)
+
+
+def cmake_digest(src):
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in sorted(os.walk(src)):
+        dirnames.sort()
+        for fn in sorted(filenames):
+            if fn == "CMakeLists.txt" or fn.endswith(".cmake") or fn == "CMakePresets.json":
+                full = os.path.join(dirpath, fn)
+                h.update(os.path.relpath(full, src).encode() + b"\0")
+                with open(full, "rb") as f:
+                    h.update(f.read())
+    return h.hexdigest()
 
 
 def tail(text, n):
@@ -394,17 +466,23 @@ def draw_cases(step, seed):
             if s[1] % 128 and s[2] % 64:
                 return s
     many = (128 * rng.randint(5, 6) + rng.randint(1, 127), 8 * rng.randint(60, 90), 8 * rng.randint(4, 24))
-    return [("square", (square, square, square), False), ("non-square", nonsquare, True),
-            ("ragged", ragged(), False), ("ragged", ragged(), True), ("many tiles", many, True)]
+    cases = [("square", (square, square, square), False), ("non-square", nonsquare, True),
+             ("ragged", ragged(), False), ("ragged", ragged(), True), ("many tiles", many, True)]
+    if step == 11:  # one cluster tile (256x256) with K for a split in parts of at least 12 slices (float mode)
+        cases.append(("split", (rng.randint(129, 256), 8 * rng.randint(17, 32), 64 * rng.randint(24, 48)), False))
+    return cases
 
 
 def gpu_cases(step, seed):
     rng = random.Random("%s:gpu:%d" % (seed, step))
     if step <= 2:
         return draw_cases(step, seed)
-    return [("square", (2048, 2048, 2048), False), ("non-square", (2048, 1536, 1024), False),
-            ("ragged", (1000 + rng.randint(1, 200), 8 * rng.randint(100, 160), 8 * rng.randint(60, 128)), False),
-            ("exact", (1024 + rng.randint(1, 127), 1024, 512), True)]
+    cases = [("square", (2048, 2048, 2048), False), ("non-square", (2048, 1536, 1024), False),
+             ("ragged", (1000 + rng.randint(1, 200), 8 * rng.randint(100, 160), 8 * rng.randint(60, 128)), False),
+             ("exact", (1024 + rng.randint(1, 127), 1024, 512), True)]
+    if step == 11:  # one cluster tile, a long K: split over many clusters on any GPU
+        cases.append(("split", (rng.randint(129, 256), 8 * rng.randint(17, 32), 64 * rng.randint(64, 128)), False))
+    return cases
 
 
 ERROR_RE = re.compile(r"^error: (.*)$", re.M)
@@ -414,10 +492,50 @@ MISMATCH_CAUSES = [
                   "coordinates and bounds"),
     ("guard", "a write landed outside D: check the tile origins and the bounds of the store"),
 ]
+# An emulator run's error is a broken rule (docs/emulator.md, "What it checks": "emulator: <rule>: <file>:<line>:
+# <detail>"), or a launch the emulator refuses (these prefixes), unless it is one of these: a deadlock is a hang,
+# and the others are the grading machine's limits or what the emulator does not model, not the hand-in's fault.
+LAUNCH_RULES = ("kernel launch:", "shared-memory limit", "occupancy:")
+NOT_A_RULE = ("cannot map a fiber stack", "not modelled", "has no emulated build")
+RULE_WHERE_RE = re.compile(r"^(\S+?\.(?:cu|cuh|cpp|h|hpp):\d+): ")
 
 
-def run_summary(r, limit):
-    """(ok, hang, reason, stats) from one step-executable run."""
+class Outcome:
+    """One run's result. kind: match, mismatch (a wrong D, the run ended), rule (the emulator reports a broken
+    rule), todo (a GEMM_TODO of the handout ran), hang (time limit, or the emulator's deadlock report), error
+    (anything else: a crash, a CUDA error), or "not run" (after a hang of its track).
+    stats: (threads, clusters) of an emulated run that executed to the end (match or mismatch), else None."""
+
+    def __init__(self, kind, reason="", stats=None, rule=None, where=None):
+        self.kind, self.reason, self.stats, self.rule, self.where = kind, reason, stats, rule, where
+
+    @property
+    def ok(self):
+        return self.kind == "match"
+
+    @property
+    def hang(self):
+        return self.kind == "hang"
+
+
+def classify_error(text, emulated):
+    """(kind, rule, where) of a run's first error line (without "error: ")."""
+    if text.startswith("emulator: "):
+        body = text[len("emulator: "):]
+        if body.startswith("deadlock"):
+            return "hang", None, None
+        if any(x in body for x in NOT_A_RULE):
+            return "error", None, None
+        rule, _, rest = body.partition(": ")
+        m = RULE_WHERE_RE.match(rest)
+        return "todo" if rule.startswith("TODO ") else "rule", rule.strip(), m.group(1) if m else None
+    if emulated and text.startswith(LAUNCH_RULES):
+        return "rule", text.split(":", 1)[0].strip(), None
+    return "error", None, None
+
+
+def run_summary(r, limit, emulated=True):
+    """The Outcome of one step-executable run."""
     stats = None
     m = re.search(r"emulated:\s+(\d+) threads in (\d+) clusters", r.out)
     if m:
@@ -429,17 +547,17 @@ def run_summary(r, limit):
                "only by this limit" % limit)
         if watchdog:
             why += "; " + watchdog[0].strip()
-        return False, True, why, stats
+        return Outcome("hang", why)
     if r.rc == 0 and re.search(r"verdict:\s+match", r.out):
-        return True, False, "", stats
+        return Outcome("match", "", stats)
     errors = ERROR_RE.findall(r.out)
     if errors:
         # The emulator's message spans several lines after "error:"; keep its first lines.
         i = r.out.index("error: " + errors[0])
         block = r.out[i + len("error: "):].split("\n")
         text = " | ".join(l.strip() for l in block[:4] if l.strip() and not l.startswith("step "))
-        hang = "deadlock" in errors[0]
-        return False, hang, text, stats
+        kind, rule, where = classify_error(errors[0], emulated)
+        return Outcome(kind, text, None, rule, where)
     v = re.search(r"verdict:\s+(.*)", r.out)
     if v:
         text = v.group(1).strip()
@@ -447,10 +565,10 @@ def run_summary(r, limit):
             if pattern in text:
                 text += "; " + cause
                 break
-        return False, False, text, stats
+        return Outcome("mismatch", text, stats)
     if r.rc < 0 or r.rc > 128:
-        return False, False, "the step executable died (signal %d): %s" % (abs(r.rc) % 128, tail(r.out, 3)), stats
-    return False, False, "exit status %d: %s" % (r.rc, tail(r.out, 3)), stats
+        return Outcome("error", "the step executable died (signal %d): %s" % (abs(r.rc) % 128, tail(r.out, 3)))
+    return Outcome("error", "exit status %d: %s" % (r.rc, tail(r.out, 3)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -547,9 +665,24 @@ class Options:
         self.device = "auto"  # auto, emu, gpu
         self.cuda_tracks = None  # None: both with a GPU, none without
         self.jobs = None
+        self.run_jobs = None  # emulated runs at a time (default: the CPU count)
         self.calibration = None  # a calibration file instead of the one for this GPU
         self.log = print
         self.__dict__.update(kw)
+
+
+class Executed(collections.namedtuple("Executed", "label shape threads clusters")):
+    """An emulated run that executed to the end (D matched or not): what the emulator reports of its launch."""
+
+    @property
+    def tiles(self):
+        return ((self.shape[0] + 127) // 128) * ((self.shape[1] + 127) // 128)
+
+
+def run_name(case):
+    device, track, label, (m, n, k), exact, _ = case
+    return "%s on the %s, %s %dx%dx%d %s" % (track, "emulator" if device == "emulator" else "GPU", label, m, n, k,
+                                             "exact" if exact else "float")
 
 
 def part(maximum, graded=True):
@@ -560,33 +693,94 @@ def lose(p, points, reason):
     p["lost"].append({"points": round(points, 2), "reason": reason})
 
 
+def run_cases(items, opts):
+    """Runs [(StepGrader, case index)]: the emulated runs opts.run_jobs at a time (each is one CPU thread; the
+    default is the CPU count), the GPU runs one at a time after them. Once a run of a step's (device, track)
+    is stopped at the time limit, its runs not yet started are not run. Returns [(command, Run or None,
+    Outcome)] in the items' order."""
+    lock = threading.Lock()
+    stopped = set()
+    results = [None] * len(items)
+
+    def one(j):
+        g, i = items[j]
+        case = g.case_list[i]
+        device, track, label, shape, exact, args = case
+        cmd = g.command(args, shape, exact)
+        with lock:
+            skip = (g.step, device, track) in stopped
+        if skip:
+            results[j] = (cmd, None, Outcome("not run", "not run: an earlier run of this track hung"))
+            return
+        r = run(cmd, g.opts.time_limit)
+        out = run_summary(r, g.opts.time_limit, emulated=device == "emulator")
+        if r.timed_out:
+            with lock:
+                stopped.add((g.step, device, track))
+        results[j] = (cmd, r, out)
+        g.opts.log("  step %d, %s: %s" % (g.step, run_name(case), "ok" if out.ok else out.reason[:160]))
+
+    emulated = [j for j, (g, i) in enumerate(items) if g.case_list[i][0] == "emulator"]
+    if emulated:
+        jobs = max(1, min(len(emulated), opts.run_jobs or os.cpu_count() or 1))
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+            for f in [pool.submit(one, j) for j in emulated]:
+                f.result()
+    for j in range(len(items)):
+        if results[j] is None:
+            one(j)
+    return results
+
+
+def run_emulated(graders, opts):
+    """The emulated correctness runs of every step at once (they need only the CPU, and the GPU parts are
+    timed with the CPU idle): {step: [result or None (a GPU run, made later)] in its case order}."""
+    items = [(g, i) for g in graders for i, c in enumerate(g.case_list) if c[0] == "emulator"]
+    out = {g.step: [None] * len(g.case_list) for g in graders}
+    for (g, i), r in zip(items, run_cases(items, opts)):
+        out[g.step][i] = r
+    return out
+
+
 class StepGrader:
-    def __init__(self, ws, step, folder, handin, opts, gpu):
+    def __init__(self, ws, step, folder, handin, opts, gpu, helpers=()):
         self.ws, self.step, self.folder, self.handin, self.opts, self.gpu = ws, step, folder, handin, opts, gpu
+        self.helpers = sorted(helpers)  # the hand-in's files outside steps/ with regions of this step
         self.tag = "step%02d" % step
         self.exe = os.path.join(ws.build, self.tag)
         self.share = step_share(step)
         self.tracks = [t for t in TRACKS if "steps/%s/%s.cu" % (folder, t) in handin]
         self.gtrack = gpu_track(gpu)
-        self.stats = {}  # (track, label) -> (threads, clusters, shape) of a correct emulated run
+        self.executed = {t: [] for t in self.tracks}  # track -> [Executed]: emulated runs that ran to the end
+        self.first_failure = {}  # track -> the reason of its first emulated run that did not
+        self.hung = set()  # tracks with a run stopped at the time limit or a deadlock
+        self.probes = []  # report entries of the implementation's probe runs
 
-    def grade(self):
-        res = {"step": self.step, "folder": self.folder, "maximum": POINTS[self.step], "tracks": self.tracks}
+    def build(self):
+        """Builds the step's executable; None, or why it does not build."""
+        self.opts.log("step %d: building %s" % (self.step, self.tag))
+        b = self.ws.build_target(self.tag, jobs=self.opts.jobs)
+        if b.rc == 0:
+            return None
+        return "does not build: " + (first_errors(b.out) if not b.timed_out else "the build hit its time limit")
+
+    def grade(self, build_error=None, results=None):
+        """The step's report. `results`: the emulated runs of self.case_list, already run (run_emulated); the
+        rest (GPU runs) run here, one at a time."""
+        res = {"step": self.step, "folder": self.folder, "maximum": points_of(self.step), "tracks": self.tracks,
+               "bonus": self.step in BONUS}
         parts = {"correctness": part(self.share["correctness"]),
                  "performance": part(self.share["performance"], graded=self.perf_graded()),
                  "implementation": part(self.share["implementation"])}
         res["parts"] = parts
         if not parts["performance"]["graded"]:
             lose(parts["performance"], 0, self.perf_ungraded_reason())
-        self.opts.log("step %d: building %s" % (self.step, self.tag))
-        b = self.ws.build_target(self.tag, jobs=self.opts.jobs)
-        if b.rc != 0:
-            why = "does not build: " + (first_errors(b.out) if not b.timed_out else "the build hit its time limit")
+        if build_error:
             for name, p in parts.items():
                 if p["graded"]:
-                    lose(p, p["maximum"], why)
+                    lose(p, p["maximum"], build_error)
             return self.total(res)
-        self.correctness(parts["correctness"])
+        self.correctness(parts["correctness"], results)
         self.implementation(parts["implementation"])
         if parts["performance"]["graded"]:
             self.performance(parts["performance"], parts["correctness"])
@@ -603,13 +797,20 @@ class StepGrader:
         return res
 
     # -- correctness ---------------------------------------------------------------------------
+    @property
+    def case_list(self):
+        """The correctness runs (drawn once: their inputs' seeds come from one generator)."""
+        if getattr(self, "_cases", None) is None:
+            self._cases = self.cases()
+        return self._cases
+
     def cases(self):
         seed = self.opts.seed
         rng = random.Random("%s:inputs:%d" % (seed, self.step))
         out = []
         for track in self.tracks:
             for label, shape, exact in draw_cases(self.step, seed):
-                args = ["--device", "emu", "--track", track, "--emu-sms", str(EMU_SMS),
+                args = ["--device", "emu", "--track", track, "--emu-sms", str(emu_sms(self.step)),
                         "--emu-seed", str(rng.randint(1, 2**31)), "--seed", str(rng.randint(1, 2**31))]
                 out.append(("emulator", track, label, shape, exact, args))
         if self.gtrack in self.tracks and self.gtrack in self.ws.cuda_tracks:
@@ -618,41 +819,73 @@ class StepGrader:
                 out.append(("GPU", self.gtrack, label, shape, exact, args))
         return out
 
-    def correctness(self, p):
-        cases = self.cases()
+    def command(self, args, shape, exact):
+        m, n, k = shape
+        return [self.exe] + args + ["--m", str(m), "--n", str(n), "--k", str(k)] + (["--exact"] if exact else [])
+
+    def correctness(self, p, results=None):
+        cases = self.case_list
         each = p["maximum"] / len(cases)
+        results = list(results or [None] * len(cases))
+        todo = [(self, i) for i, r in enumerate(results) if r is None]
+        for (_, i), r in zip(todo, run_cases(todo, self.opts)):
+            results[i] = r
         runs = []
         hang = None
-        stopped = set()  # (device, track) with a run stopped at the time limit: the rest is not run
-        for device, track, label, (m, n, k), exact, args in cases:
-            cmd = [self.exe] + args + ["--m", str(m), "--n", str(n), "--k", str(k)] + (["--exact"] if exact else [])
-            name = "%s on the %s, %s %dx%dx%d %s" % (track, "emulator" if device == "emulator" else "GPU", label,
-                                                   m, n, k, "exact" if exact else "float")
-            if (device, track) in stopped:
-                runs.append({"run": name, "command": " ".join(cmd[1:]), "ok": False, "seconds": 0,
-                             "detail": "not run: an earlier run of this track hung"})
-                lose(p, each, "%s: not run (an earlier run of this track hung)" % name)
-                continue
-            r = run(cmd, self.opts.time_limit)
-            ok, hung, why, stats = run_summary(r, self.opts.time_limit)
-            if r.timed_out:
-                stopped.add((device, track))
-            if hung and r.timed_out and device == "GPU":
-                why += self.watchdog_line(args, m, n, k, exact)
-            runs.append({"run": name, "command": " ".join(cmd[1:]), "ok": ok, "seconds": round(r.seconds, 2),
-                         "detail": why})
-            self.opts.log("  %s: %s" % (name, "ok" if ok else why[:160]))
-            if ok and device == "emulator" and stats:
-                self.stats[(track, label)] = (stats[0], stats[1], (m, n, k))
-            if not ok:
-                lose(p, each, "%s: %s" % (name, why))
-            if hung and hang is None:
-                hang = "%s: %s" % (name, why)
+        count = {}  # track -> its runs (emulated and GPU)
+        rules = {}  # track -> [(run name, Outcome)] of its emulated runs that broke a rule
+        failed = []  # (track, run name, Outcome) of the other runs that did not match
+        for case, (cmd, r, out) in zip(cases, results):
+            device, track, label, shape, exact, args = case
+            name = run_name(case)
+            if out.hang and r is not None and r.timed_out and device == "GPU":
+                out.reason += self.watchdog_line(args, shape, exact)
+            entry = {"run": name, "command": " ".join(cmd[1:]), "ok": out.ok, "kind": out.kind,
+                     "seconds": round(r.seconds, 2) if r else 0, "detail": out.reason}
+            if out.rule:
+                entry["rule"] = out.rule
+                if out.where:
+                    entry["where"] = out.where
+            runs.append(entry)
+            count[track] = count.get(track, 0) + 1
+            if device == "emulator":
+                if out.stats:
+                    self.executed[track].append(Executed(label, shape, out.stats[0], out.stats[1]))
+                elif out.kind != "not run":
+                    self.first_failure.setdefault(track, "%s: %s" % (name, out.reason))
+                if out.hang:
+                    self.hung.add(track)
+            if out.kind in ("rule", "todo"):
+                rules.setdefault(track, []).append((name, out))
+            elif not out.ok:
+                failed.append((track, name, out))
+            if out.hang and hang is None:
+                hang = "%s: %s" % (name, out.reason)
         p["runs"] = runs
         if hang:
             p["lost"] = [{"points": p["maximum"], "reason": "a hang scores zero: " + hang}]
+            return
+        for track, hits in rules.items():
+            emulated = sum(1 for c in cases if c[0] == "emulator" and c[1] == track)
+            names = []
+            for _, out in hits:
+                if out.rule not in names:
+                    names.append(out.rule)
+            quoted = "; ".join("`%s`" % x for x in names)
+            if all(out.kind == "todo" for _, out in hits):
+                what = "a TODO of the handout is still there (%s), on %d of its %d emulated runs: the step is not " \
+                       "written, so this track's correctness scores zero" % (quoted, len(hits), emulated)
+            else:
+                what = "the emulator reports a broken rule (%s) on %d of its %d emulated runs; a race or a broken " \
+                       "rule is a bug however few shapes show it, so this track's correctness scores zero" % (
+                           quoted, len(hits), emulated)
+            lose(p, each * count[track], "%s track: %s (its %d runs' %.2f points). %s: %s" % (
+                track, what, count[track], each * count[track], hits[0][0], hits[0][1].reason))
+        for track, name, out in failed:
+            if track not in rules:
+                lose(p, each, "%s: %s" % (name, out.reason))
 
-    def watchdog_line(self, args, m, n, k, exact):
+    def watchdog_line(self, args, shape, exact):
         """A GPU run that hung, again from a watchdog build (GEMM_WATCHDOG): the line naming the wait."""
         build = os.path.join(self.ws.root, "build-watchdog")
         try:
@@ -662,8 +895,8 @@ class StepGrader:
         b = self.ws.build_target(self.tag, build=build, jobs=self.opts.jobs)
         if b.rc != 0:
             return "; (the watchdog build failed)"
-        cmd = [os.path.join(build, self.tag)] + args + ["--m", str(m), "--n", str(n), "--k", str(k)]
-        r = run(cmd + (["--exact"] if exact else []), self.opts.time_limit)
+        cmd = [os.path.join(build, self.tag)] + self.command(args, shape, exact)[1:]
+        r = run(cmd, self.opts.time_limit)
         lines = [l.strip() for l in r.out.split("\n") if "gemm watchdog:" in l]
         return "; the watchdog build reports: " + lines[0] if lines else "; the watchdog build reported nothing"
 
@@ -687,31 +920,84 @@ class StepGrader:
                                         "%s_emu_%s.cpp.o" % (self.tag, track)))
             objects.append(os.path.join(self.ws.build, "steps", "CMakeFiles", "%s_%s.dir" % (self.tag, track),
                                         self.folder, "%s.cu.o" % track))
-            per_track_fail[track] = self.track_requirements(track, rel, text)
+        for rel in self.helpers:
+            code = strip_comments(self.handin[rel].decode(errors="replace"))
+            for rx, what in FORBIDDEN_SOURCE:
+                m = rx.search(code)
+                if m:
+                    forbidden.append("%s %s (`%s` in the source)" % (rel, what, m.group(0)))
+            if "GEMM_TODO(" in code:
+                todo.append(rel)
         syms = sorted(s for s in undefined_symbols(objects) if FORBIDDEN_SYMBOL.search(s))
         if syms:
             forbidden.append("the compiled step refers to %s" % ", ".join(syms[:4]))
-        p["checks"] = {t: (f or ["ok"]) for t, f in per_track_fail.items()}
         if forbidden:
             lose(p, p["maximum"], "a step must compute D with its own kernels: " + "; ".join(forbidden))
             return
         if todo:
             lose(p, p["maximum"], "GEMM_TODO still in %s: the step is not written yet" % ", ".join(todo))
             return
+        for track in self.tracks:
+            rel = "steps/%s/%s.cu" % (self.folder, track)
+            per_track_fail[track] = self.track_requirements(track, rel, self.handin[rel].decode(errors="replace"))
+        p["checks"] = {t: (f or ["ok"]) for t, f in per_track_fail.items()}
+        if self.probes:
+            p["probes"] = self.probes
         each = p["maximum"] / max(1, len(self.tracks))
         for track, fails in per_track_fail.items():
             if fails:
                 lose(p, each, "%s track: %s" % (track, "; ".join(fails)))
 
+    def grid_evidence(self, track):
+        """(Executed, persistent) that shows the track's grid, or None. The many-tiles shape (a correctness run or
+        a probe) decides: it has more tiles than the emulated device keeps resident; short of it, any run that
+        executed with fewer CTAs than tiles shows a persistent grid."""
+        done = self.executed.get(track, [])
+        many = [x for x in done if x.label in ("many tiles", "probe")]
+        if many:
+            return many[0], many[0].clusters < many[0].tiles
+        fewer = [x for x in done if x.clusters < x.tiles]
+        return (fewer[0], True) if fewer else None
+
+    def probe(self, track):
+        """Runs the track on the emulator at the many-tiles shape with other schedules (PROBE_RUNS at most) until
+        one executes to the end: implementation is judged on a run that executed, not lost because a correctness
+        run failed. Probes score no correctness points. Not for a track that hung."""
+        if track in self.hung:
+            return
+        drawn = draw_cases(self.step, self.opts.seed)
+        label, shape, _ = next((c for c in drawn if c[0] == "many tiles"), drawn[-1])
+        rng = random.Random("%s:probe:%d:%s" % (self.opts.seed, self.step, track))
+        for _ in range(PROBE_RUNS):
+            args = ["--device", "emu", "--track", track, "--emu-sms", str(emu_sms(self.step)),
+                    "--emu-seed", str(rng.randint(1, 2**31)), "--seed", str(rng.randint(1, 2**31))]
+            cmd = self.command(args, shape, False)
+            r = run(cmd, self.opts.time_limit)
+            out = run_summary(r, self.opts.time_limit)
+            name = "%s on the emulator, probe at the %s shape %dx%dx%d float" % ((track, label) + tuple(shape))
+            self.probes.append({"run": name, "command": " ".join(cmd[1:]), "executed": bool(out.stats),
+                                "kind": out.kind, "seconds": round(r.seconds, 2), "detail": out.reason})
+            self.opts.log("  %s: %s" % (name, "executed" if out.stats else out.reason[:160]))
+            if out.stats:
+                self.executed[track].append(Executed("probe", shape, out.stats[0], out.stats[1]))
+                return
+            if out.hang:
+                self.hung.add(track)
+                return
+
     def track_requirements(self, track, rel, text):
         fails = []
-        correct = [k for k in self.stats if k[0] == track]
-        if not correct:
-            return ["no correct run on the emulator: the lesson is judged on a step that runs"]
+        reqs = requirements(self.step, track)
+        if not self.executed[track] or (any(r[0] == "grid" for r in reqs) and self.grid_evidence(track) is None):
+            self.probe(track)
+        if not self.executed[track]:
+            why = self.first_failure.get(track)
+            return ["no run of this track executed to the end on the emulator%s: the lesson is judged on a step "
+                    "that runs" % (" (%s)" % why if why else "")]
         ptx_path = os.path.join(self.ws.root, "ptx", "%s_%s.ptx" % (self.tag, track))
         os.makedirs(os.path.dirname(ptx_path), exist_ok=True)
         ptx = None
-        for kind, what, desc in requirements(self.step, track):
+        for kind, what, desc in reqs:
             if kind == "ptx":
                 if ptx is None:
                     r = make_ptx(self.ws, os.path.join(self.ws.src, rel), track, ptx_path)
@@ -727,17 +1013,17 @@ class StepGrader:
                 if v is None or v < least:
                     fails.append("%s: %s = %s" % (desc, name, "not found" if v is None else v))
             elif kind == "grid":
-                st = self.stats.get((track, "many tiles"))
-                if st is None:
-                    fails.append("%s: the many-tiles run did not run correctly, so its grid is unknown" % desc)
-                else:
-                    threads, clusters, (m, n, _) = st
-                    tiles = ((m + 127) // 128) * ((n + 127) // 128)
-                    if clusters >= tiles:
-                        fails.append("%s: %d CTAs for %d tiles at %dx%d" % (desc, clusters, tiles, m, n))
+                ev = self.grid_evidence(track)
+                if ev is None:
+                    fails.append("%s: no run with more tiles than the emulated device keeps resident executed to "
+                                 "the end (probes included), so the grid is unknown" % desc)
+                elif not ev[1]:
+                    x = ev[0]
+                    fails.append("%s: %d CTAs for %d tiles at %dx%d" % (desc, x.clusters, x.tiles, x.shape[0],
+                                                                       x.shape[1]))
             elif kind == "threads":
-                threads, clusters, _ = self.stats[correct[0]]
-                per_cta = threads // max(1, clusters)
+                x = self.executed[track][0]
+                per_cta = x.threads // max(1, x.clusters)
                 if per_cta < what:
                     fails.append("%s: %d threads per CTA" % (desc, per_cta))
         return fails
@@ -797,7 +1083,12 @@ def grade(tar_path, opts, root):
     if unknown:
         raise Refused("step %s: not in this tree (its steps: %s)" % (
             ", ".join(map(str, unknown)), ", ".join(map(str, sorted(folders)))))
-    handin = check_handin(tar_path, steps, folders, opts.tracks)
+    ungraded = [s for s in steps if points_of(s) is None]
+    if ungraded:
+        raise Refused("step %s: not graded (the course grades steps %s, and step%s %s as a bonus)" % (
+            ", ".join(map(str, ungraded)), ", ".join(map(str, sorted(POINTS))), "s" if len(BONUS) > 1 else "",
+            ", ".join(map(str, sorted(BONUS)))))
+    handin = check_handin(tar_path, steps, folders, opts.tracks, files)
     # Nothing was written so far; from here on, only the grading directory.
     commit = handout.source_commit(root)
     tree, _ = handout.make_tree(files, steps, commit)
@@ -810,7 +1101,10 @@ def grade(tar_path, opts, root):
     ws = Workspace(opts.workdir, steps, cuda_tracks, bench=gpu is not None, log=opts.log)
     sync_tree(tree, ws.src)
     ws.configure()
-    results = [StepGrader(ws, s, folders[s], handin, opts, gpu).grade() for s in steps]
+    graders = [StepGrader(ws, s, folders[s], handin, opts, gpu, helper_files(files, {s})) for s in steps]
+    errors = {g.step: g.build() for g in graders}
+    emulated = run_emulated([g for g in graders if not errors[g.step]], opts)
+    results = [g.grade(errors[g.step], emulated.get(g.step)) for g in graders]
     return {
         "handin": os.path.abspath(tar_path),
         "steps": results,
@@ -822,8 +1116,8 @@ def grade(tar_path, opts, root):
         "source": commit,
         "gpu": gpu[0] if gpu else None,
         "devices": ["emulator"] + (["GPU (%s)" % gpu_track(gpu)] if gpu and gpu_track(gpu) in cuda_tracks else []),
-        "rules": {"points": POINTS, "share": SHARE, "perf_bound": PERF_BOUND, "perf_floor": PERF_FLOOR,
-                  "run_limit_s": opts.time_limit},
+        "rules": {"points": POINTS, "bonus": BONUS, "share": SHARE, "perf_bound": PERF_BOUND,
+                  "perf_floor": PERF_FLOOR, "run_limit_s": opts.time_limit},
     }
 
 
@@ -837,11 +1131,57 @@ def prepare(steps, opts, root):
     ws = Workspace(opts.workdir, steps, cuda_tracks, bench=gpu is not None, log=opts.log)
     sync_tree(tree, ws.src)
     ws.configure()
+    for target in ["step%02d" % s for s in steps] + (["gemm_bench"] if ws.bench else []):
+        b = ws.build_target(target, jobs=opts.jobs)
+        if b.rc != 0:
+            raise GradeError("the handout's %s does not build:\n%s" % (target, first_errors(b.out, 10)))
+    return ws
+
+
+def false_alarms(opts, root, seeds):
+    """The emulator's false alarms on the reference solution: the emulated correctness runs of every step of
+    opts.steps (default all), both tracks, graded as a hand-in would be with each of `seeds`. The reference is
+    correct, so every run that does not match is a false alarm of the grading (a rule, a hang, a mismatch).
+    Returns the summary (runs, failures by kind, each failure with its command)."""
+    files = handout.read_tree(root)
+    folders = handout.steps_of(files)
+    steps = opts.steps or sorted(s for s in folders if points_of(s) is not None)
+    ws = Workspace(opts.workdir, steps, [], bench=False, log=opts.log)
+    sync_tree(files, ws.src)
+    ws.configure()
+    handin = {p: files[p] for p in expected_files(steps, folders, opts.tracks, files)}
+    summary = {"source": handout.source_commit(root), "date": time.strftime("%Y-%m-%d"), "steps": steps,
+               "tracks": list(opts.tracks), "seeds": [str(x) for x in seeds],
+               "time_limit_s": opts.time_limit, "runs": 0, "by_kind": {}, "by_step": {}, "failures": [],
+               "seconds": 0.0}
+    start = time.monotonic()
     for s in steps:
         b = ws.build_target("step%02d" % s, jobs=opts.jobs)
         if b.rc != 0:
-            raise GradeError("the handout of step %d does not build:\n%s" % (s, first_errors(b.out, 10)))
-    return ws
+            raise GradeError("the reference of step %d does not build:\n%s" % (s, first_errors(b.out, 10)))
+    for seed in seeds:
+        o = Options(**dict(opts.__dict__, seed=seed))
+        graders = [StepGrader(ws, s, folders[s], handin, o, None, helper_files(files, {s})) for s in steps]
+        opts.log("seed %s: %d emulated runs" % (seed, sum(len(g.case_list) for g in graders)))
+        emulated = run_emulated(graders, o)
+        for g in graders:
+            for case, (cmd, r, out) in zip(g.case_list, emulated[g.step]):
+                summary["runs"] += 1
+                summary["by_kind"][out.kind] = summary["by_kind"].get(out.kind, 0) + 1
+                st = summary["by_step"].setdefault("%02d" % g.step, {"runs": 0, "failures": 0, "seconds": 0.0,
+                                                                    "slowest": 0.0})
+                st["runs"] += 1
+                st["seconds"] = round(st["seconds"] + (r.seconds if r else 0), 1)
+                st["slowest"] = round(max(st["slowest"], r.seconds if r else 0), 1)
+                if not out.ok:
+                    st["failures"] += 1
+                    summary["failures"].append({"step": g.step, "seed": str(seed), "run": run_name(case),
+                                                "kind": out.kind, "rule": out.rule, "command": " ".join(cmd[1:]),
+                                                "detail": out.reason})
+    summary["seconds"] = round(time.monotonic() - start, 1)
+    fails = len(summary["failures"])
+    summary["rate"] = "%d of %d runs (%.2f %%)" % (fails, summary["runs"], 100.0 * fails / max(1, summary["runs"]))
+    return summary
 
 
 def calibrate(opts, root, out=None):
@@ -853,7 +1193,7 @@ def calibrate(opts, root, out=None):
                          "cudaGetDeviceCount finds %s" % ("none" if gpu is None else "%s (sm_%d%d)" % gpu))
     files = handout.read_tree(root)
     folders = handout.steps_of(files)
-    steps = opts.steps or sorted(folders)
+    steps = opts.steps or sorted(s for s in folders if points_of(s) is not None)
     commit = handout.source_commit(root)
     ws = Workspace(opts.workdir, steps, [track], bench=True, log=opts.log)
     sync_tree(files, ws.src)
@@ -864,7 +1204,7 @@ def calibrate(opts, root, out=None):
     cal = {"gpu": gpu[0], "compute_capability": "%d.%d" % gpu[1:], "track": track, "source": commit,
            "date": time.strftime("%Y-%m-%d"), "repetitions": CALIBRATION_REPETITIONS,
            "what": "median same-run ratio to cuBLAS (gemm_bench ratio_to_cublas) of the reference solution",
-           "perf_bound": PERF_BOUND, "perf_floor": PERF_FLOOR, "steps": {}}
+           "perf_bound": PERF_BOUND, "perf_floor": PERF_FLOOR, "steps": {}, "measured": {}}
     for s in steps:
         sizes = PERF_SIZES.get(s, PERF_SIZES_DEFAULT)
         opts.log("step %d: timing the reference at %s" % (s, ", ".join(sizes)))
@@ -872,14 +1212,19 @@ def calibrate(opts, root, out=None):
         if ratios is None:
             raise GradeError("step %d: %s" % (s, why))
         cal["steps"]["%02d" % s] = {expand_size(k): round(v, 4) for k, v in sorted(ratios.items())}
+        cal["measured"]["%02d" % s] = {"source": commit, "date": cal["date"]}
     out = out or os.path.join(CALIBRATION_DIR, gpu_slug(gpu[0]) + ".json")
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     if os.path.exists(out):  # calibrated in parts (--steps): keep the other steps of the same GPU
         with open(out) as f:
             old = json.load(f)
         if old.get("gpu") == cal["gpu"]:
+            # The file's "source" and "date" are this run's; "measured" keeps each step's own.
+            measured = {k: old.get("measured", {}).get(k, {"source": old.get("source"), "date": old.get("date")})
+                        for k in old.get("steps", {})}
             cal["steps"] = dict(old.get("steps", {}), **cal["steps"])
             cal["steps"] = {k: cal["steps"][k] for k in sorted(cal["steps"])}
+            cal["measured"] = {k: dict(measured, **cal["measured"])[k] for k in cal["steps"]}
     with open(out, "w") as f:
         json.dump(cal, f, indent=2)
         f.write("\n")
@@ -898,8 +1243,8 @@ def table(report):
         pts = "%g / %g" % (r["points"], r["graded_maximum"])
         if r["ungraded"]:
             pts += " (+%g not graded)" % r["ungraded"]
-        rows.append(("%d" % r["step"], cell(pp["correctness"]), cell(pp["performance"]), cell(pp["implementation"]),
-                     pts))
+        rows.append(("%d%s" % (r["step"], " (bonus)" if r.get("bonus") else ""), cell(pp["correctness"]),
+                     cell(pp["performance"]), cell(pp["implementation"]), pts))
     t = report["total"]
     tot = "%g / %g" % (t["points"], t["graded_maximum"])
     if t["ungraded"]:
@@ -914,3 +1259,70 @@ def table(report):
                 lines.append("step %d %s%s: %s" % (r["step"], name, " -%g" % x["points"] if x["points"] else "",
                                                    x["reason"]))
     return "\n".join(lines)
+
+
+
+# ---------------------------------------------------------------------------------------------
+# The autograder formats courses use (docs/course.md, "Gradescope and Autolab").
+# ---------------------------------------------------------------------------------------------
+GRADESCOPE_VISIBILITY = ("hidden", "after_due_date", "after_published", "visible")
+PARTS = ("correctness", "performance", "implementation")
+
+
+def part_output(p):
+    """A part's points lost with their reasons, then its runs (correctness) or checks (implementation)."""
+    lines = []
+    for x in p["lost"]:
+        lines.append(("-%g: " % x["points"] if x["points"] else "") + x["reason"])
+    for r in p.get("runs", []):
+        lines.append("%s %s%s" % ("ok    " if r["ok"] else "FAILED", r["run"], "" if r["ok"] else ": " + r["detail"]))
+    for track, checks in sorted(p.get("checks", {}).items()):
+        lines.append("%s: %s" % (track, "; ".join(checks)))
+    for r in p.get("probes", []):
+        lines.append("probe %s: %s" % (r["run"], "executed" if r["executed"] else r["detail"]))
+    return "\n".join(lines) or "full points"
+
+
+def gradescope_results(report, seconds, visibility="after_due_date"):
+    """results.json of the Gradescope autograder specification
+    (https://gradescope-autograders.readthedocs.io/en/latest/specs/): the top-level score (the graded points:
+    it overrides the tests' sum), execution_time in seconds, output and visibility, and a test per step and
+    part with name, number, score, max_score, output and visibility. A part not graded here (performance without
+    a GPU) is a test of 0 of 0 points that says so."""
+    tests = []
+    for r in report["steps"]:
+        for i, name in enumerate(PARTS, 1):
+            p = r["parts"][name]
+            tests.append({"name": "step %d (%s): %s" % (r["step"], r["folder"], name),
+                          "number": "%d.%d" % (r["step"], i),
+                          "score": p["points"] if p["graded"] else 0.0,
+                          "max_score": p["maximum"] if p["graded"] else 0.0,
+                          "output": part_output(p), "visibility": visibility})
+    t = report["total"]
+    head = ["%g of %g points graded here%s." % (t["points"], t["graded_maximum"],
+                                                "; %g not graded (performance is graded on a GPU only)" % t["ungraded"]
+                                                if t["ungraded"] else ""),
+            "Devices: %s. Seed: %s. Source: %s." % (", ".join(report["devices"]), report["seed"], report["source"])]
+    return {"score": t["points"], "execution_time": int(round(seconds)), "output": "\n".join(head) + "\n\n" +
+            table(report), "visibility": visibility, "tests": tests}
+
+
+def gradescope_refused(reason, seconds):
+    """results.json for a hand-in that was refused: no points, and why (always visible: it is about the upload)."""
+    return {"score": 0.0, "execution_time": int(round(seconds)), "visibility": "visible",
+            "output": "Not graded: %s\n\nHand in the assigned steps' hopper.cu and blackwell.cu and the helpers with "
+                      "their TODOs, with their paths from the handout's top folder, and nothing else (HANDOUT.md has "
+                      "the command)." % reason,
+            "tests": []}
+
+
+def autolab_line(report=None, steps=()):
+    """Autolab's autoresult (https://docs.autolabproject.com/lab/): the last line of the autograder's output, a
+    JSON object with "scores" (a problem per step, named stepNN, its points) and "scoreboard" (the total, then
+    each step's points). A refused hand-in (no report) scores zero on its steps."""
+    if report is None:
+        scores = {"step%02d" % s: 0.0 for s in steps}
+        return json.dumps({"scores": scores, "scoreboard": [0.0] + [0.0 for _ in steps]})
+    scores = {"step%02d" % r["step"]: r["points"] for r in report["steps"]}
+    return json.dumps({"scores": scores,
+                       "scoreboard": [report["total"]["points"]] + [r["points"] for r in report["steps"]]})

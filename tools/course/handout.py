@@ -8,8 +8,8 @@ one revision through git archive; never the history) and returns the handout as 
   - the steps after the last assigned one are left out: their folders and their gemm_add_step lines
     (which is all their tests and benchmark entries hang on: both are made per built step);
   - instructor material is left out: the course tools and tests, the NOTES.md of assigned and
-    left-out steps (lab notes: earlier designs and diagnostic runs), docs/runs/, and the hopper
-    diagnostics of tools/ (made from the step files' solution text); tools/CMakeLists.txt becomes a
+    left-out steps (lab notes: earlier designs and diagnostic runs), and the hopper
+    diagnostics of tools/diag/ (made from the step files' solution text); tools/CMakeLists.txt becomes a
     short one;
   - in Markdown, a fenced code block or an inline code span that quotes a solution line of an
     assigned region is replaced by a note;
@@ -32,11 +32,11 @@ from regions import RegionError, blank, find_regions, is_source
 MIN_LEAK_CHARS = 12
 STEP_LINE_RE = re.compile(r"^\s*gemm_add_step\((\d\d)\s+(\w+)\)\s*$")
 # Left out of every handout (instructor material), as path prefixes: the course tools and tests, the
-# hopper diagnostics and probes of tools/ (the variants there are made from the solution text), the
-# lab logs of docs/runs/, and the emulator's own tests (small complete kernels of the lessons, and
+# diagnostics and probes of tools/diag/ (the variants there are made from the solution text) and the
+# rest of tools/, and the emulator's own tests (small complete kernels of the lessons, and
 # variants that edit the steps' solution text: tests/emu/CMakeLists.txt then builds only the steps'
 # emulator tests, and cmake/GemmVariant.cmake goes unused).
-INSTRUCTOR_ONLY = ("tools/", "tests/course/", "docs/runs/", "tests/emu/", "cmake/GemmVariant.cmake",
+INSTRUCTOR_ONLY = ("tools/", "tests/course/", "tests/emu/", "cmake/GemmVariant.cmake",
                    "cmake/GemmStepVariant.cmake")
 # ... except these: the step comparison and the emulator-against-GPU check, and the steps' emulator tests.
 KEPT = {"tools/CMakeLists.txt", "tools/compare.sh", "tools/emu_vs_gpu.sh", "tests/emu/CMakeLists.txt",
@@ -45,7 +45,7 @@ HANDOUT_TOOLS_CMAKE = """\
 # tools/ in a handout (tools/handout): compare.sh and emu_vs_gpu.sh. The repository's diagnostics,
 # probes and checks of itself are not part of it.
 """
-LIBRARY_CODE = ("steps/", "common/", "harness/", "tests/ptx/")
+LIBRARY_CODE = ("steps/", "common/", "emu/", "harness/", "tests/ptx/")
 
 
 class HandoutError(Exception):
@@ -69,7 +69,7 @@ class Tree(dict):
 
 def read_tree(root, rev=None):
     """The tracked files: the working tree's content, or revision `rev`'s (git archive). In a copy
-    without .git, read_exported's files."""
+    without .git, or with GEMM_TREE=files, read_exported's files."""
     files = Tree()
     if rev:
         data = git(root, "archive", "--format=tar", rev, binary=True)
@@ -80,7 +80,9 @@ def read_tree(root, rev=None):
                     if m.mode & 0o111:
                         files.executable.add(m.name)
         return files
-    if not os.path.exists(os.path.join(str(root), ".git")):
+    # GEMM_TREE=files: the files on disk, as in a copy without .git (a copy whose .git does not match
+    # its files, such as a device machine's).
+    if not os.path.exists(os.path.join(str(root), ".git")) or os.environ.get("GEMM_TREE") == "files":
         return read_exported(root)
     for entry in git(root, "ls-files", "-s", "-z").split("\0"):
         if not entry:
@@ -188,7 +190,7 @@ def solution_lines(files, assigned):
 
 def _library_code(tree):
     """The lines (white space folded) of the code a handout's steps are built from: its step files
-    (TODOs in place), common/, harness/ and tests/ptx/ (one call of each wrapper of common/, for
+    (TODOs in place), common/, emu/, harness/ and tests/ptx/ (one call of each wrapper of common/, for
     ptxas). A solution line that is also one of these, or part of
     one, is ordinary code (`__syncthreads();`, a loop header), not the solution."""
     out = set()
@@ -342,11 +344,12 @@ def handout_readme(assigned, kept, todos, commit):
     lines += [
         "",
         "Build, run and debug: [docs/course.md](docs/course.md), \"For students\". What you hand in: a tar",
-        "of the assigned steps' `hopper.cu` and `blackwell.cu`, with their paths, e.g.",
+        "of the assigned steps' `hopper.cu` and `blackwell.cu`, and of every file outside `steps/` with TODOs",
+        "(a helper whose lesson is an assigned step's), with their paths:",
         "",
         "```sh",
-        "tar cf handin.tar " + " ".join("steps/%s/hopper.cu steps/%s/blackwell.cu" % (kept[s], kept[s])
-                                        for s in assigned),
+        "tar cf handin.tar " + " ".join(["steps/%s/hopper.cu steps/%s/blackwell.cu" % (kept[s], kept[s])
+                                         for s in assigned] + sorted(p for p in by_file if not p.startswith("steps/"))),
         "```",
         "",
         "Made by tools/handout from %s." % commit,
