@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """Tables from gemm_bench's JSON (Google Benchmark's --benchmark_out): the console table, the
-Markdown of docs/results.md, and publishing a run into docs/.
+Markdown of docs/results.md, publishing a run into docs/, and the READMEs' tables.
 
   python3 bench/report.py table    results/bench.json    # the table tools/compare.sh prints
   python3 bench/report.py markdown results/bench.json    # docs/results.md's text, on stdout
-  python3 bench/report.py publish  results/bench.json [--docs DIR]
-      # DIR (default docs/): results.json (a copy of the run), results.png and results.svg
-      # (bench/plot.py), results.md (the markdown). docs/results.* are made only this way.
+  python3 bench/report.py publish  results/bench.json [--docs DIR] [--log FILE]
+      # DIR (default docs/): results.json (a copy of the run), results.log (the run's console
+      # output: --log, or the .log beside the JSON), results.png and results.svg (bench/plot.py),
+      # results.md (the markdown); then the READMEs' tables (below) from that JSON.
+      # docs/results.* are made only this way.
+  python3 bench/report.py readmes  docs/results.json [--check]
+      # the tables between <!-- results:... --> markers in README.md and steps/*/README.md
+      # (bench/readmes.py); --check changes nothing and exits 1 if one is not the JSON's
 
 Numbers: for each benchmark, the median aggregate over the repetitions when the run had
 repetitions, else the median of its runs. TFLOPS is the step's (or cuBLAS's); "% of cuBLAS" is the
@@ -21,6 +26,7 @@ import shutil
 import sys
 
 import plot  # bench/plot.py: the plot of a run
+import readmes  # bench/readmes.py: the READMEs' tables
 from results import bench_label, load, shape_label  # bench/results.py: the JSON, read
 
 
@@ -118,7 +124,7 @@ def md_table(header, rows, corner):
     return "\n".join(lines)
 
 
-def render_markdown(results, plot_name="results"):
+def render_markdown(results, plot_name="results", with_log=False):
     c = results.context
     header, tf, pct = tables(results)
     date = c.get("date", "?")
@@ -158,7 +164,8 @@ def render_markdown(results, plot_name="results"):
     out += [
         f"![TFLOPS per step at each size, cuBLAS as the reference; below, the ratio to cuBLAS]({plot_name}.png)",
         "",
-        f"([SVG]({plot_name}.svg), [JSON]({plot_name}.json))",
+        f"([SVG]({plot_name}.svg), [JSON]({plot_name}.json)"
+        + (f", [log]({plot_name}.log): the run's console output" if with_log else "") + ")",
         "",
         "## How it was measured",
         "",
@@ -169,39 +176,80 @@ def render_markdown(results, plot_name="results"):
     out += [
         "",
         "Steps 1 and 2 run only at their own shapes. To measure again on a GPU and rewrite this page, "
-        "its plot and JSON: `tools/compare.sh --docs` (add `--preset hopper` to build one track). "
+        "its plot, JSON and log, and the measured tables of README.md and of every step's README "
+        "(made from this JSON): `tools/compare.sh --docs` (add `--preset hopper` to build one track). "
         "From a JSON made elsewhere: `python3 bench/report.py publish results/bench.json`.",
         "",
     ]
     return "\n".join(out)
 
 
-def publish(json_path, docs):
+def publish_log(json_path, base, log):
+    """docs/results.log: the run's console output (log, or the .log beside the JSON). Re-publishing
+    docs/results.json itself keeps the log it has; a run published without one leaves none, so the
+    log beside the JSON is always the JSON's run."""
+    log = log or os.path.splitext(json_path)[0] + ".log"
+    same_json = os.path.abspath(json_path) == os.path.abspath(base + ".json")
+    if os.path.isfile(log) and os.path.abspath(log) != os.path.abspath(base + ".log"):
+        shutil.copyfile(log, base + ".log")
+        return True
+    if os.path.isfile(base + ".log") and not same_json:
+        os.remove(base + ".log")
+        print(f"removed {base}.log: no log of this run")
+    return os.path.isfile(base + ".log")
+
+
+def publish_readmes(results, docs):
+    """The READMEs' tables, from the run just published; docs' parent is the repository root."""
+    root = os.path.dirname(os.path.abspath(docs))
+    changed = readmes.update(results, root, os.path.join(os.path.abspath(docs), "results.md"))
+    for path in changed:
+        print(f"wrote the table of {os.path.relpath(path, root)}")
+    return changed
+
+
+def publish(json_path, docs, log=None):
     results = load(json_path)
     os.makedirs(docs, exist_ok=True)
     base = os.path.join(docs, "results")
     if os.path.abspath(json_path) != os.path.abspath(base + ".json"):
         shutil.copyfile(json_path, base + ".json")
+    with_log = publish_log(json_path, base, log)
     with open(base + ".md", "w") as f:
-        f.write(render_markdown(results))
-    print(f"wrote {base}.json and {base}.md")
+        f.write(render_markdown(results, with_log=with_log))
+    print(f"wrote {base}.json{', ' + base + '.log' if with_log else ''} and {base}.md")
+    publish_readmes(results, docs)
     return plot.main([base + ".json", base])
 
 
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("command", choices=["table", "markdown", "publish"])
+    p.add_argument("command", choices=["table", "markdown", "publish", "readmes"])
     p.add_argument("json", help="gemm_bench's JSON (--benchmark_out)")
     p.add_argument("--docs", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs"),
-                   help="where publish writes (default: the repository's docs/)")
+                   help="where publish writes, and whose parent holds the READMEs (default: the repository's docs/)")
+    p.add_argument("--log", help="publish: the run's console output, kept as results.log (default: the .log beside the JSON)")
+    p.add_argument("--check", action="store_true", help="readmes: change nothing; exit 1 if a table is not the JSON's")
     args = p.parse_args(argv)
     if args.command == "publish":
-        return publish(args.json, os.path.normpath(args.docs))
+        return publish(args.json, os.path.normpath(args.docs), args.log)
     results = load(args.json)
     if not results.entries:
         print(f"error: {args.json} holds no benchmark results", file=sys.stderr)
         return 1
-    sys.stdout.write(render_table(results) + "\n" if args.command == "table" else render_markdown(results))
+    if args.command == "readmes":
+        docs = os.path.normpath(args.docs)
+        root = os.path.dirname(os.path.abspath(docs))
+        changed = readmes.update(results, root, os.path.join(os.path.abspath(docs), "results.md"), check=args.check)
+        for path in changed:
+            print(f"{'differs from the JSON' if args.check else 'wrote the table of'}: {os.path.relpath(path, root)}")
+        if args.check and changed:
+            print(f"run: python3 bench/report.py readmes {args.json}", file=sys.stderr)
+            return 1
+        return 0
+    with_log = os.path.isfile(os.path.splitext(args.json)[0] + ".log")
+    sys.stdout.write(render_table(results) + "\n" if args.command == "table"
+                     else render_markdown(results, with_log=with_log))
     return 0
 
 

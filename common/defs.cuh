@@ -2,7 +2,7 @@
 //
 // A helper is compiled in one of three ways:
 //  - by nvcc for the GPU (__CUDACC__): PTX wrappers are inline asm;
-//  - as host C++ for the functional emulator (GEMM_EMULATED, set by common/emu/prelude.h): every
+//  - as host C++ for the functional emulator (GEMM_EMULATED, set by emu/prelude.h): every
 //    PTX wrapper is a declaration that the emulator implements, so a step file compiles unchanged;
 //  - as plain host C++ (tests, harness): only the __host__ __device__ parts (descriptor encoders,
 //    swizzle, pipeline state, scheduler) are usable.

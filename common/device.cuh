@@ -75,12 +75,12 @@ Status resident_clusters(void (*kernel)(KernelArgs...), int threads, size_t smem
 #elif defined(GEMM_EMULATED)
 
 namespace emu {
-// The functional emulator's answer (common/emu/): its SM count (Options::sm_count) times the CTAs
+// The functional emulator's answer (emu/): its SM count (Options::sm_count) times the CTAs
 // of `threads` threads and `smem_bytes` of shared memory that fit on one emulated SM.
 Status resident_ctas(int threads, size_t smem_bytes, int* ctas);
 }  // namespace emu
 
-// In gemm::emulated (common/emu/prelude.h), apart from the GPU build's definition above.
+// In gemm::emulated (emu/prelude.h), apart from the GPU build's definition above.
 inline namespace emulated {
 template <class... KernelArgs>
 Status resident_ctas(void (*)(KernelArgs...), int threads, size_t smem_bytes, int* ctas) {

@@ -1,7 +1,7 @@
 // Ordering global memory between CTAs at GPU scope: what a CTA needs to hand a partial result to
-// another CTA of the same grid through global memory (step 10's split-K tail). The release side
-// writes, fences, then bumps a counter; the acquire side reads the counter, fences, then
-// reads with ordinary loads (the fence makes every write released before it visible to them).
+// another CTA of the same grid through global memory (step 11's split of the last wave). The
+// release side writes, fences, then bumps a counter; the acquire side reads the counter, fences,
+// then reads with ordinary loads (the fence makes every write released before it visible to them).
 // https://docs.nvidia.com/cuda/parallel-thread-execution/#memory-consistency-model
 #pragma once
 

@@ -81,13 +81,13 @@ Status launch(void (*kernel)(KernelArgs...), const LaunchConfig& cfg, Args&&... 
 namespace gemm {
 
 namespace emu {
-// The functional emulator (common/emu/): runs the grid of `cfg` on the CPU and returns when it is
+// The functional emulator (emu/): runs the grid of `cfg` on the CPU and returns when it is
 // done, one fiber per thread, the CTAs of a cluster together, cluster after cluster. body(ctx) is
 // one thread's kernel call. A failure names the rule the kernel broke, or is the deadlock report.
 Status launch_grid(const LaunchConfig& cfg, void (*body)(void*), void* ctx);
 }  // namespace emu
 
-// In gemm::emulated (common/emu/prelude.h): the GPU build instantiates a `launch` of the same
+// In gemm::emulated (emu/prelude.h): the GPU build instantiates a `launch` of the same
 // signature for the same kernel type, which must not be merged with this one at link time.
 inline namespace emulated {
 

@@ -1,5 +1,6 @@
 // The position in a ring of pipeline stages: which stage buffer is next and which phase parity
 // its barriers are in. Plain C++ (GEMM_HD): the same code on the GPU, in the emulator and in tests.
+// It arrives with step 5 (pipelining), whose lesson it is; its solution regions are step 5's.
 //
 // A stage s has two mbarriers: full[s] (its data has landed; the producer's arrive.expect_tx plus
 // TMA bytes complete it) and empty[s] (its consumers are done with it). Producer and consumer each
@@ -31,17 +32,32 @@ struct PipelineState {
   uint32_t phase = 0;
 
   // Moves to the next stage; wrapping to stage 0 flips the phase.
-  GEMM_HD constexpr void advance() {
+  GEMM_HD void advance() {
+    // BEGIN SOLUTION step05: move to the next stage; wrapping to stage 0 flips the phase.
     if (++stage == Stages) {
       stage = 0;
       phase ^= 1u;
     }
+    // END SOLUTION step05
   }
 
-  // Parity a consumer waits for on full[stage].
-  GEMM_HD constexpr uint32_t full_parity() const { return phase; }
-  // Parity a producer waits for on empty[stage] (passes at once on a fresh barrier).
-  GEMM_HD constexpr uint32_t empty_parity() const { return phase ^ 1u; }
+  // Parity a consumer waits for on full[stage]: this lap's completion.
+  GEMM_HD uint32_t full_parity() const {
+    uint32_t parity = 0;
+    // BEGIN SOLUTION step05: a consumer waits for this lap's completion of full[stage], the one of the current phase: parity `phase`.
+    parity = phase;
+    // END SOLUTION step05
+    return parity;
+  }
+  // Parity a producer waits for on empty[stage]: the previous lap's release (passes at once on a
+  // fresh barrier).
+  GEMM_HD uint32_t empty_parity() const {
+    uint32_t parity = 0;
+    // BEGIN SOLUTION step05: the producer waits for the phase before the current one, phase ^ 1: on a fresh barrier (phase 0) that wait passes at once, so the first lap finds every stage free.
+    parity = phase ^ 1u;
+    // END SOLUTION step05
+    return parity;
+  }
 };
 
 }  // namespace gemm

@@ -45,7 +45,7 @@ struct Problem : Shape {
 enum class Contract {
   single_tile,  // step 1: M = N = 128, K = 64
   k_loop,       // step 2: M = N = 128, K a positive multiple of 64, at most 2^31 - 1
-  general,      // steps 3-10: M >= 1; N, K positive multiples of 8; each at most 2^31 - 1
+  general,      // steps 3 on: M >= 1; N, K positive multiples of 8; each at most 2^31 - 1
 };
 
 constexpr Contract contract_for_step(int step) {

@@ -1,9 +1,9 @@
-// Scratch memory a launcher needs beside the operands (step 10's split-K partial sums and tickets).
+// Scratch memory a launcher needs beside the operands (step 11's split-K partial sums and tickets).
 //
 // Per stream, two buffers, each allocated by the first call that needs it, regrown when a call
 // needs more, and kept until the process exits:
 //   - counters: zero-filled when allocated; every kernel that uses them must leave them zero when it
-//     finishes (step 10 resets each ticket it took), so the next launch finds them zero;
+//     finishes (step 11 resets each ticket it took), so the next launch finds them zero;
 //   - data: contents unspecified; a kernel writes what it reads.
 // Calls on one stream run in order, so they share the buffers safely; calls on different streams
 // get different buffers. Host-only. In the emulated build the memory is host memory, as the
@@ -24,7 +24,7 @@
 namespace gemm {
 
 #if defined(GEMM_EMULATED)
-// In gemm::emulated (common/emu/prelude.h): the GPU build defines the same inline functions with
+// In gemm::emulated (emu/prelude.h): the GPU build defines the same inline functions with
 // other bodies, and one program links both builds.
 inline namespace emulated {
 #endif

@@ -154,7 +154,7 @@ inline Status check_tensor_map_2d(const CUtensorMap* out, const void* base, uint
 
 namespace gemm {
 
-// In gemm::emulated (common/emu/prelude.h), apart from the driver-based inline definition below
+// In gemm::emulated (emu/prelude.h), apart from the driver-based inline definition below
 // that a GPU build of the same program uses.
 inline namespace emulated {
 Status make_tensor_map_2d(CUtensorMap* out, const void* base, uint64_t rows, uint64_t cols, uint32_t box_rows,

@@ -6,7 +6,7 @@
 // which fails loudly the moment it runs, never a hang and never silent wrong output:
 //   - in a kernel on the GPU: one printf line "TODO step05 (05_pipeline/hopper.cu:83): <hint> [CTA x,
 //     thread t]", then __trap(): the launch fails and the line reaches the host when it synchronises;
-//   - in a kernel on the emulator: a named failure through the emulator (common/todo_emu.cpp), so the
+//   - in a kernel on the emulator: a named failure through the emulator (emu/todo.cpp), so the
 //     run reports "emulator: TODO step05: steps/05_pipeline/hopper.cu:83: <hint>" at once;
 //   - in host code, and in plain host builds: the same line on stderr, then abort().
 // `uses` are the variables the removed code used, taken by reference and otherwise ignored, so that

@@ -51,7 +51,7 @@ class Backend {
 // The CUDA backend on `device`, with a stream of its own. Throws NoGpu when there is no GPU.
 std::unique_ptr<Backend> make_cuda_backend(int device = 0);
 
-// The emulator backend (common/emu/, docs/emulator.md): host memory, the same hash fill and
+// The emulator backend (emu/, docs/emulator.md): host memory, the same hash fill and
 // poison, and run() calls a step's emulated launcher (StepInfo::emulated), whose launch runs the
 // grid on the functional emulator, synchronously. Each run uses `sm_count` and `seed` (the order
 // in which threads run and asynchronous work completes), and watches the output allocation for

@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "common/emu/emu.h"
+#include "emu/emu.h"
 #include "harness/backend.h"
 #include "harness/device.h"
 #include "harness/reference.h"
@@ -21,8 +21,6 @@
 
 namespace gemm {
 namespace {
-
-constexpr int kWarmup = 2;
 
 // Follows the reason when the step cannot run on this machine's GPU (there is none, or no track).
 constexpr const char* kEmulatorHint =
@@ -145,30 +143,36 @@ int check_and_time(const StepInfo& info, const DriverOptions& opt, const StepTar
     return kExitMatch;
   }
 
-  // Timing rotates through input sets that together hold at least 3x the L2, as the benchmark
-  // does (bench/README.md): a timed call then finds none of its inputs in L2 from the calls just
-  // before it, and the two tools measure the same thing. cuBLAS starts half a rotation later.
+  // Timed as gemm_bench times it, with the same code (PairTimer, harness/timer.h): pairs of calls,
+  // the step's then cuBLAS's, each alone after a GPU spin, every call on the next of input sets
+  // that together hold at least 3x the L2 (bench/README.md). Timing the step's calls and then
+  // cuBLAS's in two blocks would let a GPU that reaches its power limit during the first block
+  // slow whichever ran second, and skew the ratio.
   const cudaStream_t stream = backend->stream();
   size_t free_bytes = 0, total_bytes = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   const int sets = rotating_set_count(rotating_set_bytes(opt.shape), target.device.l2_bytes, free_bytes / 2);
   const RotatingOperands rotation(*backend, opt.shape, opt.seed, opt.mode, sets);
-  int64_t step_call = 0, cublas_call = sets / 2;
-  const double step_ms = median(time_ms(
+  PairTimer timer(
       stream,
-      [&] {
-        if (Status s = target.launcher(rotation.problem(step_call++), stream); !s.ok()) throw Error(s.message());
+      [&](int64_t call) {
+        if (Status s = target.launcher(rotation.problem(call), stream); !s.ok()) throw Error(s.message());
       },
-      kWarmup, opt.iters));
-  const double cublas_ms = median(time_ms(
-      stream, [&] { cublas->run(rotation.problem(cublas_call++)); }, kWarmup, opt.iters));
-  const double step_tflops = tflops(opt.shape, step_ms);
-  const double cublas_tflops = tflops(opt.shape, cublas_ms);
-  std::printf("step time:      %.4f ms, %.2f TFLOPS (median of %d, %d rotating input sets)\n", step_ms, step_tflops,
-              opt.iters, sets);
-  std::printf("cuBLAS time:    %.4f ms, %.2f TFLOPS (median of %d, %d rotating input sets)\n", cublas_ms, cublas_tflops,
-              opt.iters, sets);
-  std::printf("ratio:          %.3f (step TFLOPS / cuBLAS TFLOPS)\n", step_tflops / cublas_tflops);
+      [&](int64_t call) { cublas->run(rotation.problem(call)); });
+  timer.warm_up();
+  for (int i = 0; i < opt.iters; ++i) timer.time_pair();
+  const PairSummary t = timer.summary();
+  std::printf("step time:      %.4f ms, %.2f TFLOPS (median of %d calls)\n", t.step_ms, tflops(opt.shape, t.step_ms),
+              opt.iters);
+  std::printf("cuBLAS time:    %.4f ms, %.2f TFLOPS (median of %d calls, each paired with one of the step's)\n",
+              t.cublas_ms, tflops(opt.shape, t.cublas_ms), opt.iters);
+  std::printf("ratio:          %.3f (step TFLOPS / cuBLAS TFLOPS, the median of the %d pairs' ratios)\n", t.ratio,
+              opt.iters);
+  std::printf(
+      "timing:         each call alone after a %u us GPU spin; %d rotating input sets; "
+      "%lld late calls redone\n",
+      kSpinUs, sets, static_cast<long long>(timer.late()));
+  std::printf("to publish:     %s\n", publish_line(info.number, opt.shape).c_str());
   return kExitMatch;
 }
 
@@ -207,8 +211,8 @@ const std::vector<Flag>& flags() {
       {"--n", "", "N", "", "", &set_dim<1>},
       {"--k", "", "K", "", "", &set_dim<2>},
       {"--iters", "", "I", "--iters I",
-       "timed runs after " + std::to_string(kWarmup) + " warm-ups (default " + std::to_string(DriverOptions{}.iters) +
-           "); the median is reported",
+       "timed pairs of calls, the step's then cuBLAS's (default " + std::to_string(DriverOptions{}.iters) +
+           "); medians reported",
        [](Parsing& p, std::string_view flag, std::string_view value) {
          std::string error = parse_number(flag, value, p.o.iters);
          if (error.empty() && p.o.iters < 1)
@@ -233,8 +237,8 @@ const std::vector<Flag>& flags() {
        }},
       {"--device", "", "gpu|emu", "--device D",
        "gpu (default) or emu: the functional emulator runs the step's kernels on the CPU\n(no GPU needed; both "
-       "tracks unless --track names one; checked against the CPU\nreference, not timed; default shape 512^3 for "
-       "steps 3-10)",
+       "tracks unless --track names one; checked against the CPU\nreference, not timed; default shape 512^3 from "
+       "step 3 on)",
        [](Parsing& p, std::string_view flag, std::string_view value) {
          if (value == "gpu") p.o.device = DeviceKind::gpu;
          else if (value == "emu") p.o.device = DeviceKind::emu;
@@ -293,6 +297,17 @@ const Flag* find_flag(std::string_view name) {
 }
 
 }  // namespace
+
+std::string publish_line(int step, const Shape& shape) {
+  const Contract contract = contract_for_step(step);
+  const Shape at = contract == Contract::general ? shape : default_shape(contract);  // gemm_bench's runs_at
+  const std::string size = at.m == at.n && at.n == at.k ? std::to_string(at.m) : shape_string(at);
+  char name[16];
+  std::snprintf(name, sizeof name, "step%02d", step);
+  std::string line = "gemm_bench, with repetitions";
+  if (!(at == shape)) line += std::string(" (it times ") + name + " at " + shape_string(at) + " only)";
+  return line + ": tools/compare.sh --sizes=" + size + " --benchmark_filter=" + name;
+}
 
 Shape default_shape(Contract contract, DeviceKind device) {
   switch (contract) {

@@ -1,9 +1,9 @@
-// The emulator backend: host memory; steps run on the functional emulator (common/emu/).
+// The emulator backend: host memory; steps run on the functional emulator (emu/).
 #include <cstdlib>
 #include <cstring>
 #include <map>
 
-#include "common/emu/emu.h"
+#include "emu/emu.h"
 #include "harness/backend.h"
 
 namespace gemm {

@@ -16,12 +16,12 @@ enum class Track { hopper, blackwell };
 inline const char* track_name(Track t) { return t == Track::hopper ? "hopper" : "blackwell"; }
 
 struct StepInfo {
-  int number;             // 1..10
+  int number;             // 1..11
   const char* name;       // folder suffix: "single_tile"
   StepFn hopper;          // nullptr when the track is not built
   StepFn blackwell;       // nullptr when the track is not built
   bool blackwell_sm103a;  // the blackwell track was also built for sm_103a
-  // The emulated builds (common/emu/, docs/emulator.md): the same step files compiled as host C++,
+  // The emulated builds (emu/, docs/emulator.md): the same step files compiled as host C++,
   // their kernels run by the functional emulator on the CPU. Built for both tracks in every build.
   StepFn hopper_emulated = nullptr;
   StepFn blackwell_emulated = nullptr;

@@ -9,9 +9,10 @@
 #                    hopper or blackwell builds one)
 #   --build-dir DIR  build there instead of the preset's build/
 #   --out DIR        where the results go (default: results/): bench.json (Google Benchmark's
-#                    JSON), table.txt, bench.png and bench.svg
-#   --docs           also publish the run as docs/results.{json,md,png,svg}
-#                    (python3 bench/report.py publish; docs/results.md is never edited by hand)
+#                    JSON), bench.log (gemm_bench's console output), table.txt, bench.png and bench.svg
+#   --docs           also publish the run as docs/results.{json,log,md,png,svg} and write the
+#                    measured tables of README.md and steps/*/README.md from it
+#                    (python3 bench/report.py publish; none of these is ever edited by hand)
 #   anything else goes to gemm_bench: --sizes=1024,4096x2048x1024 --benchmark_filter=step03 ...
 #
 # Exit status: 0 done; 1 a step was wrong or failed (the table says which) or the build failed;
@@ -33,7 +34,7 @@ while [ $# -gt 0 ]; do
     --out) out=${2:?--out needs a value}; shift 2 ;;
     --out=*) out=${1#*=}; shift ;;
     --docs) docs=1; shift ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) bench_args+=("$1"); shift ;;
   esac
 done
@@ -52,18 +53,20 @@ if ! "${configure[@]}" || ! "${build[@]}"; then
   exit 1
 fi
 
-# Run: 5 repetitions, median aggregates, JSON out. The commit and the command go into its context.
+# Run: 5 repetitions, median aggregates, JSON out, the console output kept beside it. The commit
+# and the command go into its context.
 mkdir -p "$out"
 json=$out/bench.json
-rm -f "$json"
+log=$out/bench.log
+rm -f "$json" "$log"
 commit=${GEMM_GIT_COMMIT:-$(git describe --always --dirty --abbrev=12 2>/dev/null)}
 echo "== gemm_bench: ${bench_args[*]:-default sizes}"
 command="tools/compare.sh --preset $preset"
 [ $docs = 1 ] && command+=" --docs"
 GEMM_GIT_COMMIT=$commit GEMM_BENCH_COMMAND="$command${bench_args[*]:+ ${bench_args[*]}}" \
   "$bin" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
-  --benchmark_out="$json" --benchmark_out_format=json "${bench_args[@]}"
-rc=$?
+  --benchmark_out="$json" --benchmark_out_format=json "${bench_args[@]}" 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
 if [ $rc -eq 3 ]; then
   exit 3  # gemm_bench said "no GPU: ..." (or that no track of this build runs on it)
 fi
@@ -89,6 +92,6 @@ echo "== results ($json)"
 echo
 "$py" bench/plot.py "$json" "$out/bench"
 if [ $docs = 1 ]; then
-  "$py" bench/report.py publish "$json" || rc=1
+  "$py" bench/report.py publish "$json" --log "$log" || rc=1
 fi
 exit $(( rc == 0 ? 0 : 1 ))

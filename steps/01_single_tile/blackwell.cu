@@ -1,13 +1,13 @@
 // GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 1 of 10: a single tile.
 //
 //   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer
+//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
 //
 // D[128,128] = A[128,64] * B[128,64]^T with 128 threads (4 warps) and tcgen05.mma.
 // The lesson: how operands are laid out in shared memory (the 128-byte swizzle), how the MMA finds
 // them (a shared-memory descriptor per operand, an instruction descriptor for shape and types),
 // and where the accumulator lives (Tensor Memory: row i of the tile in TMEM lane i).
-//
+// What this step adds (the starting point):
 //   0. Setup: warp 0 allocates 128 TMEM columns; thread 0 initialises the mbarrier the MMAs
 //      complete on; a CTA barrier publishes both.
 //   1. Threads copy A and B from global memory into shared memory in the SW128 layout.

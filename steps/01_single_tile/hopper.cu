@@ -1,12 +1,12 @@
 // GEMM, step by step -- hopper track (sm_90a: H100, H200), step 1 of 10: a single tile.
 //
 //   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer
+//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
 //
 // D[128,128] = A[128,64] * B[128,64]^T with one warpgroup (128 threads) and wgmma.
 // The lesson: how operands are laid out in shared memory (the 128-byte swizzle), how a wgmma
 // descriptor points at them, and where the accumulator lives (registers, in the wgmma fragment).
-//
+// What this step adds (the starting point):
 //   1. Threads copy A and B from global memory into shared memory in the SW128 layout.
 //   2. Each writer fences its writes into the async proxy; a CTA barrier waits for all writers.
 //   3. The warpgroup issues 2 (M halves) x 4 (k16 slices) wgmma m64n128k16 and waits for them.

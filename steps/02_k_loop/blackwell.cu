@@ -1,15 +1,17 @@
 // GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 2 of 10: the K loop.
 //
 //   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer
+//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
 //
 // D[128,128] = A[128,K] * B[128,K]^T, K a multiple of 64, 128 threads (4 warps).
-// The lesson (changed from step 1): accumulation over K. Shared memory holds one 64-wide K slice
-// of A and B at a time; the first MMA of the tile runs with enable_input_d = false (D = A*B,
-// whatever TMEM held) and every later one with true (D += A*B). The MMAs read shared memory
-// asynchronously, so each slice's MMAs are committed to the mbarrier and everyone waits for them
-// before the next slice overwrites shared memory: the mbarrier completes one phase per slice and
-// its phase parity flips each time.
+// The lesson: accumulation over K, and the mbarrier's phase.
+// What this step adds (over step 1):
+//   1. A loop over K: shared memory holds one 64-wide K slice of A and B at a time.
+//   2. The first MMA of the tile runs with enable_input_d = false (D = A*B, whatever TMEM held)
+//      and every later one with true (D += A*B).
+//   3. The MMAs read shared memory asynchronously, so each slice's MMAs are committed to the
+//      mbarrier and everyone waits for them before the next slice overwrites shared memory: the
+//      mbarrier completes one phase per slice and its phase parity flips each time.
 //
 //   0. Setup: warp 0 allocates 128 TMEM columns; thread 0 initialises the mbarrier; a CTA barrier.
 //   for each K slice s:

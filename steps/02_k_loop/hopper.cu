@@ -1,12 +1,15 @@
 // GEMM, step by step -- hopper track (sm_90a: H100, H200), step 2 of 10: the K loop.
 //
 //   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer
+//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
 //
 // D[128,128] = A[128,K] * B[128,K]^T, K a multiple of 64, one warpgroup.
-// The lesson (changed from step 1): accumulation over K. Shared memory holds one 64-wide K slice
-// of A and B at a time; the first wgmma of the tile runs with scale-d = 0 (D = A*B, whatever the
-// registers held) and every later one with scale-d = 1 (D += A*B).
+// The lesson: accumulation over K.
+// What this step adds (over step 1):
+//   1. A loop over K: shared memory holds one 64-wide K slice of A and B at a time.
+//   2. The first wgmma of the tile runs with scale-d = 0 (D = A*B, whatever the registers held)
+//      and every later one with scale-d = 1 (D += A*B).
+//   3. A CTA barrier after each slice's wgmmas, before the next slice overwrites shared memory.
 //
 //   for each K slice:
 //     1. threads copy the slice of A and B into shared memory (SW128);

@@ -1,17 +1,18 @@
 // GEMM, step by step -- hopper track (sm_90a: H100, H200), step 3 of 10: tiling.
 //
 //   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer
+//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
 //
 // D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: one CTA (one warpgroup) per
 // 128x128 output tile.
-// The lesson (changed from step 2): mapping a grid onto the output, and its edges.
-//   - Tiles go on grid x (grid y and z are limited to 65535): tile index = blockIdx.x, M fastest,
-//     so CTAs launched together share the same B tile (N column) and read it from L2.
-//   - Edge tiles: rows past M or N, and K columns past K, are loaded as zeros (they add nothing to
-//     the sums); stores past M or N are skipped. N and K are multiples of 8, so a 16-byte chunk
-//     (8 fp16) is either wholly inside or wholly outside the matrix.
-//   - Offsets are 64-bit: row * K or row * N passes 2^31 for large matrices.
+// The lesson: mapping a grid onto the output, and its edges.
+// What this step adds (over step 2):
+//   1. Tiles go on grid x (grid y and z are limited to 65535): tile index = blockIdx.x, M fastest,
+//      so CTAs launched together share the same B tile (N column) and read it from L2.
+//   2. Edge tiles: rows past M or N, and K columns past K, are loaded as zeros (they add nothing to
+//      the sums); stores past M or N are skipped. N and K are multiples of 8, so a 16-byte chunk
+//      (8 fp16) is either wholly inside or wholly outside the matrix.
+//   3. Offsets are 64-bit: row * K or row * N passes 2^31 for large matrices.
 #include <cuda_fp16.h>
 
 #include "common/fence.cuh"

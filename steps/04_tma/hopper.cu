@@ -1,22 +1,23 @@
 // GEMM, step by step -- hopper track (sm_90a: H100, H200), step 4 of 10: TMA.
 //
 //   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer
+//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
 //
 // D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: one CTA (one warpgroup) per
 // 128x128 output tile.
-// The lesson (changed from step 3): the Tensor Memory Accelerator moves the tiles, both ways.
-//   - Loads: one thread issues two bulk tensor copies per K slice (A 128x64, B 128x64). TMA writes
-//     the SW128 layout itself and fills zeros past the matrix's edges, so the copy loop and its
-//     edge checks are gone. The copies complete on an mbarrier: the issuing thread's
-//     arrive.expect_tx announces the 32768 bytes to come, and the phase completes only once all of
-//     them have landed. Everyone waits on that phase.
-//   - The tensor maps (shape, strides, box, swizzle) are built on the host and passed as
-//     `const __grid_constant__ CUtensorMap` parameters: TMA reads them by address.
-//   - Store: the fp16 tile goes from registers into shared memory (two SW128 boxes of 64 columns),
-//     then one thread issues two bulk tensor stores. TMA clips them at M and N, so the epilogue's
-//     edge check is gone too. Shared memory written by ordinary stores must be fenced into the
-//     async proxy before TMA reads it, and the CTA may exit only once the stores have read it.
+// The lesson: the Tensor Memory Accelerator moves the tiles, both ways.
+// What this step adds (over step 3):
+//   1. Loads: one thread issues two bulk tensor copies per K slice (A 128x64, B 128x64). TMA writes
+//      the SW128 layout itself and fills zeros past the matrix's edges, so the copy loop and its
+//      edge checks are gone. The copies complete on an mbarrier: the issuing thread's
+//      arrive.expect_tx announces the 32768 bytes to come, and the phase completes only once all of
+//      them have landed. Everyone waits on that phase.
+//   2. The tensor maps (shape, strides, box, swizzle) are built on the host and passed as
+//      `const __grid_constant__ CUtensorMap` parameters: TMA reads them by address.
+//   3. Store: the fp16 tile goes from registers into shared memory (two SW128 boxes of 64 columns),
+//      then one thread issues two bulk tensor stores. TMA clips them at M and N, so the epilogue's
+//      edge check is gone too. Shared memory written by ordinary stores must be fenced into the
+//      async proxy before TMA reads it, and the CTA may exit only once the stores have read it.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 

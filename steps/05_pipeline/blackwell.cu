@@ -1,27 +1,29 @@
 // GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 5 of 10: pipelining.
 //
 //   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer
+//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
 //
 // D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: one CTA (4 warps, one
 // 128x128 TMEM accumulator) per 128x128 output tile.
-// The lesson (changed from step 4): overlap the loads with the math. In step 4 the tensor core
+// The lesson: overlap the loads with the math. In step 4 the tensor core
 // waited for every K slice to arrive, and TMA waited for the MMAs to finish with the buffer.
-//   - Two stages: two buffers for A and B, each with a `full` barrier (its slice has landed: the
-//     arrive.expect_tx plus TMA's bytes) and an `empty` barrier (the MMAs that read it have
-//     completed). Stage and phase come from PipelineState (below): the stage index
-//     walks 0, 1, 0, 1, ... and the phase parity flips each time it wraps.
-//   - One thread runs the whole K loop: it is the producer (TMA) and the MMA issuer. It fills both
-//     stages first (prefetch); then, per slice, it waits on the stage's `full`, issues its MMAs
-//     and has tcgen05.commit arrive on the stage's `empty` once they complete. It then refills that
-//     same stage with slice k+2, waiting on its `empty`: so while slice k+1 is still on its way,
-//     slice k+2 is already requested, two loads in flight (as on hopper, where refilling the
-//     previous slice's stage instead, one slice later, leaves one load in flight and lost; README.md
-//     and NOTES.md, hopper measurements only). The thread now waits for slice k's MMAs before it
-//     issues slice k+1's: the other CTAs on the SM keep the tensor core busy.
-//   - After the last slice one more tcgen05.commit, to `acc_ready`, tells the epilogue that the
-//     accumulator is final; the other 127 threads wait on it alone (step 4 kept them all in step
-//     with every slice).
+// What this step adds (over step 4):
+//   1. Two stages: two buffers for A and B, each with a `full` barrier (its slice has landed: the
+//      arrive.expect_tx plus TMA's bytes) and an `empty` barrier (the MMAs that read it have
+//      completed). Stage and phase come from PipelineState (common/pipeline.cuh, which arrives with
+//      this lesson): the stage index walks 0, 1, 0, 1, ... and the phase parity flips each time it
+//      wraps.
+//   2. One thread runs the whole K loop: it is the producer (TMA) and the MMA issuer. It fills both
+//      stages first (prefetch); then, per slice, it waits on the stage's `full`, issues its MMAs
+//      and has tcgen05.commit arrive on the stage's `empty` once they complete. It then refills that
+//      same stage with slice k+2, waiting on its `empty`: so while slice k+1 is still on its way,
+//      slice k+2 is already requested, two loads in flight (as on hopper, where refilling the
+//      previous slice's stage instead, one slice later, leaves one load in flight and lost; README.md
+//      and NOTES.md, hopper measurements only). The thread now waits for slice k's MMAs before it
+//      issues slice k+1's: the other CTAs on the SM keep the tensor core busy.
+//   3. After the last slice one more tcgen05.commit, to `acc_ready`, tells the epilogue that the
+//      accumulator is final; the other 127 threads wait on it alone (step 4 kept them all in step
+//      with every slice).
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -31,6 +33,7 @@
 #include "common/fence.cuh"
 #include "common/launch.cuh"
 #include "common/mbarrier.cuh"
+#include "common/pipeline.cuh"
 #include "common/problem.h"
 #include "common/smem.cuh"
 #include "common/swizzle.cuh"
@@ -62,42 +65,6 @@ constexpr int kStoreBoxes = kTileN / kStoreCols;
 // the whole box, the zeros it fills past the edges included.
 constexpr uint32_t kStageBytes = (kTileM + kTileN) * kTileK * sizeof(__half);
 static_assert(kStageBytes == 32768, "A 128x64 + B 128x64 fp16");
-
-// The place in the ring of stages: which stage buffer is next, and the phase parity its barriers are
-// in. Producer and consumer each keep one, both starting at stage 0, phase 0, and advance it once
-// per K slice, so both walk (0, 0), (1, 0), (0, 1), (1, 1), ...: the phase flips each time the stage
-// wraps to 0, because by then every barrier of the ring has completed one more phase. The lesson's
-// own code; from step 6 on it is common/pipeline.cuh's PipelineState, the same walk.
-template <int Stages>
-struct PipelineState {
-  int stage = 0;
-  uint32_t phase = 0;
-
-  __device__ __forceinline__ void advance() {
-    // BEGIN SOLUTION step05: move to the next stage; wrapping to stage 0 flips the phase.
-    if (++stage == Stages) {
-      stage = 0;
-      phase ^= 1u;
-    }
-    // END SOLUTION step05
-  }
-  // The parity to wait for on full[stage]: this lap's completion.
-  __device__ __forceinline__ uint32_t full_parity() const {
-    uint32_t parity = 0;
-    // BEGIN SOLUTION step05: the consumer waits for this lap's completion of full[stage], the one of the current phase: parity `phase`.
-    parity = phase;
-    // END SOLUTION step05
-    return parity;
-  }
-  // The parity to wait for on empty[stage]: the previous lap's release.
-  __device__ __forceinline__ uint32_t empty_parity() const {
-    uint32_t parity = 0;
-    // BEGIN SOLUTION step05: the producer waits for the phase before the current one, phase ^ 1: on a fresh barrier (phase 0) that wait passes at once, so the first lap finds every stage free.
-    parity = phase ^ 1u;
-    // END SOLUTION step05
-    return parity;
-  }
-};
 
 // Every tile is rows x 128 bytes in the SW128 layout and starts on a 1024-byte boundary (the
 // swizzle pattern repeats every 8 rows = 1024 bytes; TMA and the descriptors assume it).

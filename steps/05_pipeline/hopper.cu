@@ -1,24 +1,26 @@
 // GEMM, step by step -- hopper track (sm_90a: H100, H200), step 5 of 10: pipelining.
 //
 //   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer
+//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
 //
 // D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: one CTA (one warpgroup) per
 // 128x128 output tile.
-// The lesson (changed from step 4): overlap the loads with the math. In step 4 the tensor core
+// The lesson: overlap the loads with the math. In step 4 the tensor core
 // waited for every K slice to arrive, and TMA waited for the wgmmas to finish with the buffer.
-//   - Two stages: two buffers for A and B, each with a `full` barrier (its slice has landed: the
-//     arrive.expect_tx plus TMA's bytes) and an `empty` barrier (its consumers are done with it:
-//     one arrival per warp). Stage and phase come from PipelineState (below): the
-//     stage index walks 0, 1, 0, 1, ... and the phase parity flips each time it wraps.
-//   - Prefetch: thread 0 fills both stages before the first wgmma.
-//   - A stage is released as soon as its wgmmas complete: after issuing slice ks, wgmma.wait_group 0,
-//     then each warp arrives on the stage's empty barrier and thread 0 refills it with slice ks+2.
-//     So while slice ks+1 is still on its way, slice ks+2 is already requested: two loads in flight
-//     per CTA. (Keeping slice ks's group in flight with wait_group 1 would hold its stage too: with
-//     two stages, the next load could then start only once slice ks+1 had landed, one load in
-//     flight, and loads are what a CTA waits for here; README.md and NOTES.md compare the two.
-//     Step 8's deeper ring has a stage to spare and affords it.)
+// What this step adds (over step 4):
+//   1. Two stages: two buffers for A and B, each with a `full` barrier (its slice has landed: the
+//      arrive.expect_tx plus TMA's bytes) and an `empty` barrier (its consumers are done with it:
+//      one arrival per warp). Stage and phase come from PipelineState (common/pipeline.cuh, which
+//      arrives with this lesson): the stage index walks 0, 1, 0, 1, ... and the phase parity flips
+//      each time it wraps.
+//   2. Prefetch: thread 0 fills both stages before the first wgmma.
+//   3. A stage is released as soon as its wgmmas complete: after issuing slice ks, wgmma.wait_group 0,
+//      then each warp arrives on the stage's empty barrier and thread 0 refills it with slice ks+2.
+//      So while slice ks+1 is still on its way, slice ks+2 is already requested: two loads in flight
+//      per CTA. (Keeping slice ks's group in flight with wait_group 1 would hold its stage too: with
+//      two stages, the next load could then start only once slice ks+1 had landed, one load in
+//      flight, and loads are what a CTA waits for here; README.md and NOTES.md compare the two.
+//      Step 8's deeper ring has a stage to spare and affords it.)
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -27,6 +29,7 @@
 #include "common/hopper/wgmma_desc.cuh"
 #include "common/launch.cuh"
 #include "common/mbarrier.cuh"
+#include "common/pipeline.cuh"
 #include "common/problem.h"
 #include "common/smem.cuh"
 #include "common/swizzle.cuh"
@@ -56,42 +59,6 @@ static_assert(kStageBytes == 32768, "A 128x64 + B 128x64 fp16");
 // A stage is free once every warp of the warpgroup has seen its wgmmas complete: lane 0 of each
 // warp arrives, after that warp's wgmma.wait_group.
 constexpr uint32_t kReleaseArrivals = kThreads / kWarpSize;
-
-// The place in the ring of stages: which stage buffer is next, and the phase parity its barriers are
-// in. Producer and consumers each keep one, both starting at stage 0, phase 0, and advance it once
-// per K slice, so both walk (0, 0), (1, 0), (0, 1), (1, 1), ...: the phase flips each time the stage
-// wraps to 0, because by then every barrier of the ring has completed one more phase. The lesson's
-// own code; from step 6 on it is common/pipeline.cuh's PipelineState, the same walk.
-template <int Stages>
-struct PipelineState {
-  int stage = 0;
-  uint32_t phase = 0;
-
-  __device__ __forceinline__ void advance() {
-    // BEGIN SOLUTION step05: move to the next stage; wrapping to stage 0 flips the phase.
-    if (++stage == Stages) {
-      stage = 0;
-      phase ^= 1u;
-    }
-    // END SOLUTION step05
-  }
-  // The parity to wait for on full[stage]: this lap's completion.
-  __device__ __forceinline__ uint32_t full_parity() const {
-    uint32_t parity = 0;
-    // BEGIN SOLUTION step05: the consumers wait for this lap's completion of full[stage], the one of the current phase: parity `phase`.
-    parity = phase;
-    // END SOLUTION step05
-    return parity;
-  }
-  // The parity to wait for on empty[stage]: the previous lap's release.
-  __device__ __forceinline__ uint32_t empty_parity() const {
-    uint32_t parity = 0;
-    // BEGIN SOLUTION step05: the producer waits for the phase before the current one, phase ^ 1: on a fresh barrier (phase 0) that wait passes at once, so the first lap finds every stage free.
-    parity = phase ^ 1u;
-    // END SOLUTION step05
-    return parity;
-  }
-};
 
 // Every tile is rows x 128 bytes in the SW128 layout and starts on a 1024-byte boundary (the
 // swizzle pattern repeats every 8 rows = 1024 bytes; TMA and the descriptors assume it).

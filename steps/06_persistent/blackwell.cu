@@ -1,26 +1,28 @@
 // GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 6 of 10: persistent.
 //
 //   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer
+//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
 //
 // D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: a resident grid of CTAs
 // (4 warps and one 128x128 TMEM accumulator each) that loop over the 128x128 output tiles.
-// The lesson (changed from step 5): a persistent grid, and the order of its tiles.
-//   - The grid is what the GPU runs at once, SMs x the CTAs of this kernel that fit on one SM
-//     (gemm::resident_ctas asks the device and the occupancy API), never more than there are
-//     tiles. Each CTA walks the work units of the TileScheduler (below): worker
-//     blockIdx.x of gridDim.x takes units blockIdx.x, blockIdx.x + gridDim.x, ...
-//   - The units are numbered in L2-friendly groups of kGroupM tile rows: the tiles running at the
-//     same time share a few rows of A and columns of B, which then come from L2, not from DRAM.
-//   - Each CTA walks K forward on one tile and backward on the next: a wave of tiles starts on the
-//     slices the wave before it loaded last, still in L2.
-//   - Setup (TMEM allocation, barrier inits, descriptor prefetch) happens once per CTA, not once
-//     per tile, and the pipeline state lives across tiles: the barriers keep counting phases.
-//   - acc_ready completes once per tile: this CTA's tile i waits on parity i & 1.
-//   - The accumulator is reused: the next tile's MMAs overwrite it, so they may start only once
-//     every thread's tcgen05.ld of this tile has completed (the CTA barrier that ends the epilogue).
-//   - The next tile's first slices go into the A buffers the epilogue staged its tile in: thread 0
-//     loads them only once the TMA store has read those (wait_group.read 0).
+// The lesson: a persistent grid, and the order of its tiles.
+// What this step adds (over step 5):
+//   1. The grid is what the GPU runs at once, SMs x the CTAs of this kernel that fit on one SM
+//      (gemm::resident_ctas asks the device and the occupancy API), never more than there are
+//      tiles. Each CTA walks the work units of the TileScheduler (common/scheduler.cuh, which
+//      arrives with this lesson): worker blockIdx.x of gridDim.x takes units blockIdx.x,
+//      blockIdx.x + gridDim.x, ... It takes a cluster size from the start (1 until step 9).
+//   2. The units are numbered in L2-friendly groups of kGroupM tile rows: the tiles running at the
+//      same time share a few rows of A and columns of B, which then come from L2, not from DRAM.
+//   3. Each CTA walks K forward on one tile and backward on the next: a wave of tiles starts on the
+//      slices the wave before it loaded last, still in L2.
+//   4. Setup (TMEM allocation, barrier inits, descriptor prefetch) happens once per CTA, not once
+//      per tile, and the pipeline state lives across tiles: the barriers keep counting phases.
+//   5. acc_ready completes once per tile: this CTA's tile i waits on parity i & 1.
+//   6. The accumulator is reused: the next tile's MMAs overwrite it, so they may start only once
+//      every thread's tcgen05.ld of this tile has completed (the CTA barrier that ends the epilogue).
+//   7. The next tile's first slices go into the A buffers the epilogue staged its tile in: thread 0
+//      loads them only once the TMA store has read those (wait_group.read 0).
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -33,6 +35,7 @@
 #include "common/mbarrier.cuh"
 #include "common/pipeline.cuh"
 #include "common/problem.h"
+#include "common/scheduler.cuh"
 #include "common/smem.cuh"
 #include "common/swizzle.cuh"
 #include "common/tensor_map.h"
@@ -65,87 +68,6 @@ constexpr uint32_t kStageBytes = (kTileM + kTileN) * kTileK * sizeof(__half);
 static_assert(kStageBytes == 32768, "A 128x64 + B 128x64 fp16");
 // Tile rows per L2 group of the scheduler: the hopper track's choice (README.md, NOTES.md).
 constexpr int kGroupM = 16;
-
-// The order of the tiles and the persistent walk: the lesson's own code, for CTAs that work alone.
-// From step 7 on it is common/scheduler.cuh's TileScheduler: the same order, which also keeps the
-// CTAs of a cluster together (cluster_m > 1).
-//   - Work unit u is one output tile. The tile rows are cut into groups of group_m rows (the last
-//     group is shorter when they do not divide evenly); inside a group the units go down M first,
-//     then along N; the groups follow one another along M. 6 x 3 tiles, group_m = 4:
-//          n=0 n=1 n=2
-//     m=0    0   4   8
-//     m=1    1   5   9
-//     m=2    2   6  10
-//     m=3    3   7  11
-//     m=4   12  14  16
-//     m=5   13  15  17
-//   - Worker c of C (CTA blockIdx.x of gridDim.x) takes units c, c + C, c + 2C, ...
-//   - A worker walks K forward on its even turns (its 1st, 3rd, ... unit) and backward on the odd
-//     ones (k_slice_in_turn).
-struct Tile {
-  int64_t m = 0;  // tile row index along M
-  int64_t n = 0;  // tile column index along N
-};
-
-struct WorkCursor {
-  int64_t unit = 0;    // the current work unit
-  int64_t stride = 1;  // number of workers
-  int64_t end = 0;     // number of units
-
-  __device__ __forceinline__ bool valid() const { return unit < end; }
-  __device__ __forceinline__ void advance() { unit += stride; }
-  // How many units this worker took before the current one (it started at unit = worker < stride).
-  __device__ __forceinline__ int64_t turn() const { return unit / stride; }
-};
-
-// The order of a tile's K slices: the i-th slice a worker loads on its turn `turn` is k_begin + i on
-// even turns and k_end - 1 - i on odd ones. All workers are on the same turn at once, a wave of C
-// consecutive units, and a wave shares rows of A with the wave before it (the next columns of the
-// same group). Walking K the other way than that wave, a worker starts on the slices the GPU loaded
-// last, still in L2, not on the first ones, which the rest of the wave has pushed towards eviction.
-// The sum is the same in any order (up to the rounding of the float additions).
-__device__ __forceinline__ int64_t k_slice_in_turn(int64_t turn, int64_t i, int64_t k_begin, int64_t k_end) {
-  return turn % 2 == 0 ? k_begin + i : k_end - 1 - i;
-}
-
-class TileScheduler {
- public:
-  // tiles_m x tiles_n output tiles in groups of group_m tile rows (below 1: 1). cluster_m is 1 here,
-  // every CTA a cluster of its own, as is the cta_rank of tile(): 0.
-  __device__ __forceinline__ TileScheduler(int64_t tiles_m, int64_t tiles_n, int cluster_m, int group_m)
-      : tiles_m_(tiles_m), tiles_n_(tiles_n), group_m_(group_m > 1 ? group_m : 1) {}
-
-  // The tile of work unit `work`.
-  __device__ __forceinline__ Tile tile(int64_t work, int cta_rank) const {
-    Tile t;
-    // BEGIN SOLUTION step06: unit `work` is in group g = work / (group_m * tiles_n), whose first tile row is g * group_m and which has min(group_m, tiles_m - that row) rows; at position p = work - g * group_m * tiles_n in it, M goes first: t.m = first row + p % rows, t.n = p / rows.
-    const int64_t group = work / (group_m_ * tiles_n_);
-    const int64_t first_row = group * group_m_;
-    const int64_t left = tiles_m_ - first_row;
-    const int64_t rows = left < group_m_ ? left : group_m_;  // the last group may be short
-    const int64_t in_group = work - group * group_m_ * tiles_n_;
-    t.m = first_row + in_group % rows;
-    t.n = in_group / rows;
-    // END SOLUTION step06
-    return t;
-  }
-
-  // The units of worker `worker` of `num_workers`.
-  __device__ __forceinline__ WorkCursor begin(int64_t worker, int64_t num_workers) const {
-    WorkCursor c;
-    // BEGIN SOLUTION step06: worker w of W takes units w, w + W, w + 2W, ... while below tiles_m * tiles_n.
-    c.unit = worker;
-    c.stride = num_workers;
-    c.end = tiles_m_ * tiles_n_;
-    // END SOLUTION step06
-    return c;
-  }
-
- private:
-  int64_t tiles_m_;
-  int64_t tiles_n_;
-  int64_t group_m_;
-};
 
 // Every tile is rows x 128 bytes in the SW128 layout and starts on a 1024-byte boundary (the
 // swizzle pattern repeats every 8 rows = 1024 bytes; TMA and the descriptors assume it).
@@ -379,7 +301,7 @@ __global__ void __launch_bounds__(kThreads)
 // The launcher with its two knobs exposed: `group_m`, the L2 group size, and `ctas`, the grid
 // (<= 0: every CTA that fits on the GPU at once, the persistent grid). run() uses kGroupM and the
 // persistent grid; checks of grids smaller and larger than the tile count set them (the hopper
-// track's tools/persistent_sweep.cpp does so there). Every grid computes a correct D; its float
+// track's tools/diag/persistent_sweep.cpp does so there). Every grid computes a correct D; its float
 // rounding depends on the grid, which sets the turn, and so the K order, of each tile
 // (k_slice_in_turn).
 Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {

@@ -1,27 +1,28 @@
 // GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 7 of 10: warp specialization.
 //
 //   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer
+//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
 //
 // D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: a resident grid of CTAs that
 // loop over the 128x128 output tiles, each CTA six warps with one job each.
-// The lesson (changed from step 6): roles.
-//   - Warp 4 is the producer: one elected thread streams every K slice of every tile of this CTA
-//     into the ring of stages, waiting only for a free stage.
-//   - Warp 5 issues the MMAs: one elected thread waits for a stage to land, issues its four MMAs
-//     and commits them to the stage's release barrier, and goes straight on to the next stage. In
-//     step 6 the same thread also refilled the stage, so it waited for each commit right after
-//     issuing it, and the tensor pipe drained once per K slice; here nothing stalls the issue but
-//     data that has not landed.
-//   - Warps 0-3 are the epilogue warpgroup (tcgen05.ld lets warp w read only TMEM lanes
-//     32 (w % 4) .. +31, so the four warps together read the tile's 128 rows).
-//   - The roles meet only at mbarriers: tma2mma[s] (TMA bytes landed), mma2tma[s] (the MMAs
-//     reading stage s completed), mma2ld (the tile's accumulator is complete) and ld2mma (the
-//     epilogue has read the accumulator, the next tile's MMAs may overwrite it). README.md lists them.
-//   - The epilogue releases the accumulator (ld2mma) as soon as its tcgen05.ld have completed, before
-//     its shared-memory and TMA stores, and stages the output tile in a buffer of its own: the
-//     producer is already filling the stages with the next tile's slices.
-//   - The kernel is a short dispatch on the warp: producer(), mma(), epilogue().
+// The lesson: roles.
+// What this step adds (over step 6):
+//   1. Warp 4 is the producer: one elected thread streams every K slice of every tile of this CTA
+//      into the ring of stages, waiting only for a free stage.
+//   2. Warp 5 issues the MMAs: one elected thread waits for a stage to land, issues its four MMAs
+//      and commits them to the stage's release barrier, and goes straight on to the next stage. In
+//      step 6 the same thread also refilled the stage, so it waited for each commit right after
+//      issuing it, and the tensor pipe drained once per K slice; here nothing stalls the issue but
+//      data that has not landed.
+//   3. Warps 0-3 are the epilogue warpgroup (tcgen05.ld lets warp w read only TMEM lanes
+//      32 (w % 4) .. +31, so the four warps together read the tile's 128 rows).
+//   4. The roles meet only at mbarriers: tma2mma[s] (TMA bytes landed), mma2tma[s] (the MMAs
+//      reading stage s completed), mma2ld (the tile's accumulator is complete) and ld2mma (the
+//      epilogue has read the accumulator, the next tile's MMAs may overwrite it). README.md lists them.
+//   5. The epilogue releases the accumulator (ld2mma) as soon as its tcgen05.ld have completed, before
+//      its shared-memory and TMA stores, and stages the output tile in a buffer of its own: the
+//      producer is already filling the stages with the next tile's slices.
+//   6. The kernel is a short dispatch on the warp: producer(), mma(), epilogue().
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 

@@ -1,24 +1,25 @@
 // GEMM, step by step -- hopper track (sm_90a: H100, H200), step 7 of 10: warp specialization.
 //
 //   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer
+//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
 //
 // D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: a resident grid of CTAs that
 // loop over the 128x128 output tiles, each CTA split into two warpgroups with one job each.
-// The lesson (changed from step 6): roles.
-//   - The producer warpgroup loads; one elected thread of it streams every K slice of every tile
-//     of this CTA into the ring of stages, in order, waiting only for a free stage. It never waits
-//     for the math, so while the consumer runs a tile's epilogue, the next tile's first slices are
-//     already landing.
-//   - The consumer warpgroup multiplies (wgmma) and runs the epilogue. It never issues a load.
-//   - The two meet only at the ring's barriers: full[s] (the producer's expect_tx + TMA bytes) and
-//     empty[s] (each consumer warp, once its wgmmas have read the stage). README.md lists them.
-//   - The producer needs few registers and the consumer many: `setmaxnreg` moves them from one
-//     warpgroup to the other after launch.
-//   - Because loads now run during the epilogue, the epilogue can no longer stage its output tile
-//     in the A buffers (step 6): it gets a staging buffer of its own.
-//   - The kernel is a short dispatch on the warpgroup: producer(), then consumer(), which runs
-//     mma_tile() and epilogue() for each tile.
+// The lesson: roles.
+// What this step adds (over step 6):
+//   1. The producer warpgroup loads; one elected thread of it streams every K slice of every tile
+//      of this CTA into the ring of stages, in order, waiting only for a free stage. It never waits
+//      for the math, so while the consumer runs a tile's epilogue, the next tile's first slices are
+//      already landing.
+//   2. The consumer warpgroup multiplies (wgmma) and runs the epilogue. It never issues a load.
+//   3. The two meet only at the ring's barriers: full[s] (the producer's expect_tx + TMA bytes) and
+//      empty[s] (each consumer warp, once its wgmmas have read the stage). README.md lists them.
+//   4. The producer needs few registers and the consumer many: `setmaxnreg` moves them from one
+//      warpgroup to the other after launch.
+//   5. Because loads now run during the epilogue, the epilogue can no longer stage its output tile
+//      in the A buffers (step 6): it gets a staging buffer of its own.
+//   6. The kernel is a short dispatch on the warpgroup: producer(), then consumer(), which runs
+//      mma_tile() and epilogue() for each tile.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 

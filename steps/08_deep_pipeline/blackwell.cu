@@ -1,17 +1,19 @@
 // GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 8 of 10: deep pipeline.
 //
 //   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer
+//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
 //
 // D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: a resident grid of CTAs that
 // loop over the 128x128 output tiles, each CTA six warps in three roles: producer, MMA, epilogue.
-// The lesson (changed from step 7): depth.
-//   - The ring is five K slices of 32 KB deep, beside the epilogue's staging buffer (the depth the
-//     hopper track's sweep chose, README.md). The producer can run up to five slices ahead: a late
-//     TMA load or a slow L2 or DRAM burst is absorbed by the slices already waiting, and while the
-//     epilogue still reads the previous accumulator the next tile's first slices land, ready for
-//     the MMA warp the moment ld2mma releases it.
-//   - The deep ring takes the shared memory of a second CTA: one CTA per SM now.
+// The lesson: depth.
+// What this step adds (over step 7):
+//   1. The ring is five K slices of 32 KB deep, beside the epilogue's staging buffer (the depth the
+//      hopper track's sweep chose, NOTES.md). The producer can run up to five slices ahead: a late
+//      TMA load or a slow L2 or DRAM burst is absorbed by the slices already waiting, and while the
+//      epilogue still reads the previous accumulator the next tile's first slices land, ready for
+//      the MMA warp the moment ld2mma releases it.
+//   2. The deep ring takes the shared memory of a second CTA: one CTA per SM now, and the
+//      persistent grid is trimmed to whole waves (balanced_grid, common/scheduler.cuh).
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -41,8 +43,8 @@ constexpr int kTileN = 128;
 constexpr int kTileK = 64;      // one 128-byte swizzle atom of fp16
 constexpr int kLdColumns = 32;  // columns per tcgen05.ld.32x32b.x32
 // The ring's depth. Up to six K slice buffers fit in shared memory beside the staging buffer (the
-// static_assert below); the measured sweep of depths behind five is in README.md.
-// -DGEMM_STEP08_STAGES=N builds another depth (tools/stage_sweep.sh).
+// static_assert below); the measured sweep of depths behind five is in NOTES.md.
+// -DGEMM_STEP08_STAGES=N builds another depth (tools/diag/stage_sweep.sh).
 #if defined(GEMM_STEP08_STAGES)
 constexpr int kStages = GEMM_STEP08_STAGES;
 #else

@@ -1,23 +1,26 @@
 // GEMM, step by step -- hopper track (sm_90a: H100, H200), step 8 of 10: deep pipeline.
 //
 //   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer
+//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
 //
 // D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: a resident grid of CTAs that
 // loop over the 128x128 output tiles, each CTA split into a producer and a consumer warpgroup.
-// The lesson (changed from step 7): depth.
-//   - The ring is five K slices of 32 KB deep, beside the epilogue's staging buffer (six would
-//     fit; five measured faster, README.md). The producer can run up to five slices ahead: a late
-//     TMA load, a slow L2 or DRAM burst, or the consumer's epilogue is absorbed by the slices
-//     already waiting.
-//   - With a stage to spare, the consumer keeps one wgmma group in flight: after issuing slice
-//     k's group it waits only for slice k-1's (wgmma.wait_group 1) and releases that stage, so the
-//     tensor cores always have the next group queued while the warps wait and arrive.
-//   - The deep ring takes the shared memory of a second CTA: one CTA per SM now, whose consumer
-//     alone keeps the tensor cores busy.
+//
+// What this step adds (to step 7): depth.
+//   1. A ring of five 32 KB K slices beside the epilogue's staging buffer (six would fit; five
+//      measured faster, NOTES.md; -DGEMM_STEP08_STAGES=N builds another depth), checked against
+//      the shared memory a CTA may have. The producer can run five slices ahead: a late TMA load,
+//      a slow L2 or DRAM burst, or the consumer's epilogue is absorbed by the slices already waiting.
+//   2. One wgmma group kept in flight: after issuing slice k's group the consumer waits only for
+//      slice k-1's (wgmma.wait_group 1) and releases that stage, so the tensor cores always have
+//      the next group queued while the warps wait and arrive; wait_group 0 after a tile's last
+//      slice, before the epilogue reads the accumulators.
+//   3. One CTA per SM: the deep ring takes the shared memory of step 7's second CTA, so the consumer
+//      alone keeps the tensor cores busy, and nothing competes for registers.
+//   4. A grid of whole waves: with one CTA per SM the launcher keeps the fewest CTAs that run the
+//      tiles in as many waves (balanced_grid).
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
-#include <algorithm>  // std::min
 
 #include "common/device.cuh"
 #include "common/fence.cuh"
@@ -25,7 +28,6 @@
 #include "common/hopper/wgmma.cuh"
 #include "common/hopper/wgmma_desc.cuh"
 #include "common/launch.cuh"
-#include "common/line_window.cuh"
 #include "common/mbarrier.cuh"
 #include "common/named_barrier.cuh"
 #include "common/pipeline.cuh"
@@ -48,8 +50,8 @@ constexpr int kWgmmaM = 64;  // rows per wgmma: the 128-row tile takes two
 constexpr int kWgmmaK = 16;
 constexpr int kAccRegs = kWgmmaAccRegs<kTileN>;  // 64 f32 registers per thread per 64-row half
 // The ring's depth. Up to six K slice buffers fit in shared memory beside the staging buffer (the
-// static_assert below); the measured sweep of depths behind five is in README.md.
-// -DGEMM_STEP08_STAGES=N builds another depth (tools/stage_sweep.sh).
+// static_assert below); the measured sweep of depths behind five is in NOTES.md.
+// -DGEMM_STEP08_STAGES=N builds another depth (tools/diag/stage_sweep.sh).
 #if defined(GEMM_STEP08_STAGES)
 constexpr int kStages = GEMM_STEP08_STAGES;
 #else
@@ -63,14 +65,9 @@ constexpr int kThreads = 2 * kWarpgroupSize;
 // registers: ptxas launches every thread with the consumer's count (setmaxnreg.inc finds them
 // already there), and the producer's setmaxnreg.dec only returns what it does not use.
 constexpr int kCtasPerSm = 1;
-constexpr int kProducerRegs = 40;  // the TMA producer; 24 spill (ptxas -v) beside the line windows' state
+constexpr int kProducerRegs = 24;
 constexpr int kConsumerRegs = 232;
 static_assert(kProducerRegs + kConsumerRegs <= 2 * (65536 / (kThreads * kCtasPerSm)),
-              "setmaxnreg: the two warpgroups may hold no more registers than the launch gave the CTA");
-// The line-window producer (a ragged K) keeps 16 rows' addresses and sizes per thread: 128
-// registers, which the consumer's 232 leave free (ptxas -v: no spills).
-constexpr int kLineWindowProducerRegs = 128;
-static_assert(kLineWindowProducerRegs + kConsumerRegs <= 2 * (65536 / (kThreads * kCtasPerSm)),
               "setmaxnreg: the two warpgroups may hold no more registers than the launch gave the CTA");
 // Named barrier of the consumer warpgroup's epilogue (id 0 is __syncthreads, which would wait for
 // the producer warpgroup too).
@@ -78,8 +75,8 @@ constexpr uint32_t kEpilogueBarrier = 1;
 // The output tile is stored as boxes of 64 columns: a SW128 box row is at most 128 bytes.
 constexpr int kStoreCols = 64;
 constexpr int kStoreBoxes = kTileN / kStoreCols;
-// Bytes one K slice brings into shared memory: what `full` expects per phase from TMA, which always
-// delivers the whole box, the zeros it fills past the edges included.
+// Bytes one K slice brings into shared memory: what `full` expects per phase. TMA always delivers
+// the whole box, the zeros it fills past the edges included.
 constexpr uint32_t kStageBytes = (kTileM + kTileN) * kTileK * sizeof(__half);
 static_assert(kStageBytes == 32768, "A 128x64 + B 128x64 fp16");
 // A stage is free once every consumer warp has seen its wgmmas complete: lane 0 of each warp
@@ -93,12 +90,11 @@ constexpr size_t kSmemLimit = 227 * 1024;
 // Every tile is rows x 128 bytes in the SW128 layout and starts on a 1024-byte boundary (the
 // swizzle pattern repeats every 8 rows = 1024 bytes; TMA and the descriptors assume it).
 struct alignas(1024) SharedStorage {
-  __half a[kStages][kTileM * kTileK];          // kStages x 16 KB, written by TMA or the line windows
-  __half b[kStages][kTileN * kTileK];          // kStages x 16 KB, written by TMA or the line windows
+  __half a[kStages][kTileM * kTileK];          // kStages x 16 KB, written by TMA
+  __half b[kStages][kTileN * kTileK];          // kStages x 16 KB, written by TMA
   __half d[kStoreBoxes][kTileM * kStoreCols];  // 2 x 16 KB: the epilogue's output tile, read by TMA
   uint64_t full[kStages];                      // mbarrier: the stage's K slice has landed
   uint64_t empty[kStages];                     // mbarrier: the stage's consumers are done with it
-  int line_windows;                            // the operands that come through line windows (cp.async)
 };
 static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b[0]) % 1024 == 0 &&
                   sizeof(SharedStorage::d[0]) % 1024 == 0,
@@ -137,75 +133,15 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
   // END SOLUTION step07
 }
 
-// The producer when a row of A or B starts inside an L2 line (a K that is not a multiple of 64, or
-// a base address that is not a multiple of 128 bytes):
-// TMA's box rows would straddle lines, which TMA asks of the L2 in split requests, served at about
-// half speed; so the whole producer warpgroup copies whole lines through L1 instead, each line one
-// request (common/line_window.cuh), for the operands in `operands` (kWindowsA, kWindowsB). Step t
-// of a tile copies the line that starts the t-th K slice of the tile's order into its stage and
-// completes the slice before it, whose stage `full` then gets one arrival from each of the 128
-// threads once their copies have landed (cp.async.mbarrier.arrive.noinc). An operand left out of
-// `operands` keeps TMA: thread 0 loads its box into the stage a step starts, with one
-// arrive.expect_tx more on that stage's `full`. `p` is the thread's index in the warpgroup.
-__device__ __forceinline__ void producer_windows(SharedStorage& smem, const CUtensorMap* map_a,
-                                                 const CUtensorMap* map_b, const __half* a, const __half* b,
-                                                 const TileScheduler& sched, int64_t M, int64_t N, int64_t K,
-                                                 int64_t k_slices, int operands, int p) {
-  PipelineState<kStages> write;  // the stage of the slice the next step starts
-  const uint32_t a_tiles = smem_addr(smem.a[0]), b_tiles = smem_addr(smem.b[0]);
-  constexpr uint32_t kTileBytes = sizeof(smem.a[0]);
-  static_assert(sizeof(smem.b[0]) == kTileBytes, "A and B stage tiles of one size");
-  LineWindowRows<kTileM, kWarpgroupSize> rows_a;
-  LineWindowRows<kTileN, kWarpgroupSize> rows_b;
-  for (WorkCursor cursor = sched.begin(blockIdx.x, gridDim.x); cursor.valid(); cursor.advance()) {
-    const Tile tile = sched.tile(cursor.unit, 0);
-    const int64_t turn = cursor.turn();
-    const bool forward = k_slice_in_turn(turn, 0, 0, k_slices) == 0;  // the consumer's K order
-    const int64_t m0 = tile.m * kTileM, n0 = tile.n * kTileN;
-    if (operands & kWindowsA) rows_a.start(a, m0, M, K, p);
-    if (operands & kWindowsB) rows_b.start(b, n0, N, K, p);
-    int finish_stage = 0;  // the stage of the slice this step completes (from step 1 on)
-    for (int64_t t = 0; t <= k_slices; ++t) {
-      const bool starts = t < k_slices;
-      const bool finishes = t > 0;
-      const int64_t slice_start = starts ? k_slice_in_turn(turn, t, 0, k_slices) : -1;
-      const int64_t slice_finish = finishes ? k_slice_in_turn(turn, t - 1, 0, k_slices) : -1;
-      // The stage a step starts must be free; the one it completes was waited for a step earlier.
-      if (starts) mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "window producer"});
-      if (starts && operands != (kWindowsA | kWindowsB) && p == 0) {
-        uint64_t* full = &smem.full[write.stage];
-        const int32_t k0 = static_cast<int32_t>(slice_start * kTileK);
-        mbarrier_arrive_expect_tx(full, kTileBytes);
-        if (operands & kWindowsA) tma_load_2d(smem.b[write.stage], map_b, full, k0, static_cast<int32_t>(n0));
-        else tma_load_2d(smem.a[write.stage], map_a, full, k0, static_cast<int32_t>(m0));
-      }
-      const int64_t line = window_line(t, k_slices, forward);
-      const uint32_t start_offset = write.stage * kTileBytes, finish_offset = finish_stage * kTileBytes;
-      if (operands & kWindowsA)
-        rows_a.copy_line(a_tiles + start_offset, slice_start, a_tiles + finish_offset, slice_finish, line);
-      if (operands & kWindowsB)
-        rows_b.copy_line(b_tiles + start_offset, slice_start, b_tiles + finish_offset, slice_finish, line);
-      if (finishes) cp_async_mbarrier_arrive_noinc(&smem.full[finish_stage]);
-      if (starts) {
-        finish_stage = write.stage;
-        write.advance();
-      }
-    }
-  }
-}
-
 // The consumer's main loop for one tile: every K slice from the ring into the accumulators. The
 // whole consumer warpgroup.
 __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kStages>& read, float (&acc)[2][kAccRegs],
-                                         int64_t k_slices, bool line_windows) {
+                                         int64_t k_slices) {
   int release_stage = 0;  // the stage of the slice before this one: its wgmmas are the ones waited for
   for (int64_t ks = 0; ks < k_slices; ++ks) {
     // BEGIN SOLUTION step05: wait on full[read.stage] with the consumers' parity, read.full_parity().
     mbarrier_wait(&smem.full[read.stage], read.full_parity(), WaitTag{"full", "consumer"});
     // END SOLUTION step05
-    // cp.async writes through the generic proxy and wgmma reads through the async proxy: after the
-    // wait that observed the line windows' copies, each reader fences before its wgmmas.
-    if (line_windows) fence_proxy_async_shared();
 
     // BEGIN SOLUTION step02: scale-d is 0 only for the tile's very first wgmma (first K slice, first k16 step).
     wgmma_fence_operands(acc[0]);
@@ -294,7 +230,6 @@ __device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap*
   const int t = static_cast<int>(threadIdx.x) % kWarpgroupSize;
   PipelineState<kStages> read;  // the stage the consumer multiplies next, across tiles
   float acc[2][kAccRegs];       // rows 0-63 and 64-127 of the tile
-  const bool line_windows = smem.line_windows != 0;
   for (WorkCursor cursor = sched.begin(blockIdx.x, gridDim.x); cursor.valid(); cursor.advance()) {
     int64_t m0 = 0, n0 = 0;  // the tile's first row and column
     // BEGIN SOLUTION step06: this unit's tile is sched.tile(cursor.unit, 0) (cluster_m = 1: every CTA is rank 0 of its own cluster); its origin is (tile.m * 128, tile.n * 128), 64-bit.
@@ -302,7 +237,7 @@ __device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap*
     m0 = tile.m * kTileM;
     n0 = tile.n * kTileN;
     // END SOLUTION step06
-    mma_tile(smem, read, acc, k_slices, line_windows);
+    mma_tile(smem, read, acc, k_slices);
     epilogue(smem, acc, map_d, m0, n0, N, t);
   }
   // The CTA's shared memory is released when it exits: the last store must have read it first.
@@ -312,8 +247,7 @@ __device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap*
 
 __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-           const __grid_constant__ CUtensorMap map_d, const __half* a, const __half* b, int64_t M, int64_t N, int64_t K,
-           int group_m, int line_windows) {
+           const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int64_t K, int group_m) {
   SharedStorage& smem = dynamic_smem<SharedStorage>();
 
   if (threadIdx.x == 0) {
@@ -322,17 +256,11 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     tma_prefetch_descriptor(&map_a);
     tma_prefetch_descriptor(&map_b);
     tma_prefetch_descriptor(&map_d);
-    // `full` expects the producer's arrive.expect_tx; with line windows, one
-    // cp.async.mbarrier.arrive.noinc from each producer thread, and the arrive.expect_tx only if
-    // one operand still comes by TMA.
-    const uint32_t full_arrivals =
-        line_windows == 0 ? 1 : kWarpgroupSize + (line_windows == (kWindowsA | kWindowsB) ? 0 : 1);
 #pragma unroll
     for (int s = 0; s < kStages; ++s) {
-      mbarrier_init(&smem.full[s], full_arrivals);
+      mbarrier_init(&smem.full[s], 1);                  // the producer's arrive.expect_tx
       mbarrier_init(&smem.empty[s], kReleaseArrivals);  // lane 0 of each consumer warp
     }
-    smem.line_windows = line_windows;
     fence_mbarrier_init();  // the inits are visible to the async proxy (TMA's complete_tx)
   }
   // The last CTA-wide barrier: nobody uses a barrier before it is initialised. From here on the two
@@ -342,13 +270,6 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   const int64_t k_slices = (K + kTileK - 1) / kTileK;
   const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, /*cluster_m=*/1, group_m);
 
-  // Rows that start inside an L2 line: the whole producer warpgroup loads line windows.
-  if (line_windows && warpgroup_id() == kProducerWarpgroup) {
-    setmaxnreg_dec<kLineWindowProducerRegs>();
-    producer_windows(smem, &map_a, &map_b, a, b, sched, M, N, K, k_slices, line_windows,
-                     static_cast<int>(threadIdx.x) % kWarpgroupSize);
-    return;
-  }
   // BEGIN SOLUTION step07: warpgroup kProducerWarpgroup lowers its registers to kProducerRegs and one elected thread of its first warp runs producer(); the other warpgroup raises its registers to kConsumerRegs and runs consumer().
   if (warpgroup_id() == kProducerWarpgroup) {
     setmaxnreg_dec<kProducerRegs>();  // the whole warpgroup executes it (.sync.aligned)
@@ -373,12 +294,6 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
   if (Status s = make_tensor_map_2d(&map_a, p.a, p.m, p.k, kTileM, kTileK, Swizzle::b128); !s.ok()) return s;
   if (Status s = make_tensor_map_2d(&map_b, p.b, p.n, p.k, kTileN, kTileK, Swizzle::b128); !s.ok()) return s;
   if (Status s = make_tensor_map_2d(&map_d, p.d, p.m, p.n, kTileM, kStoreCols, Swizzle::b128); !s.ok()) return s;
-  // Rows of A or B that start inside an L2 line: the operands loaded by line windows. Inside a group
-  // of several tile rows the scheduler walks down M, so neighbouring CTAs share a B tile; with one
-  // tile row to a group they walk along N and share an A tile.
-  int line_windows = 0;
-  const int shared = std::min<int64_t>(group_m, (p.m + kTileM - 1) / kTileM) > 1 ? kWindowsB : kWindowsA;
-  if (Status s = use_line_windows(p, /*ring_fits=*/kStages >= 3, shared, &line_windows); !s.ok()) return s;
   LaunchConfig cfg;
   cfg.block = dim3(kThreads);
   cfg.smem_bytes = smem_bytes<SharedStorage>();
@@ -392,7 +307,7 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
     ctas = static_cast<int>(balanced_grid(tiles, ctas));
   }
   cfg.grid = dim3(static_cast<unsigned>(ctas));
-  return launch(kernel, cfg, map_a, map_b, map_d, p.a, p.b, p.m, p.n, p.k, group_m, line_windows);
+  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, group_m);
 }
 
 Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kGroupM, /*ctas=*/0); }

@@ -1,30 +1,32 @@
 // GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 9 of 10: 2-CTA cluster.
 //
 //   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer
+//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
 //
 // D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: a resident grid of 2-CTA
-// clusters that loop over 256x256 output tiles, each CTA six warps in three roles: producer, MMA,
-// epilogue, with step 8's five-stage ring.
-// The lesson (changed from step 8): a CTA pair computes one tile with one MMA.
-//   - The two CTAs of a cluster form a pair (cta_group::2). The even CTA, the leader, issues
-//     tcgen05.mma.cta_group::2 at M256 N256: the instruction reads 128 rows of A from each CTA's
-//     shared memory and 128 of the 256 rows of B from each, and writes each CTA's 128x256 half of
-//     the accumulator into that CTA's TMEM. So each CTA's tile is 128x256 of D, the tiles (2i, n)
-//     and (2i+1, n) of 128-row tiles, and each K slice still brings 32 KB into each CTA: B is read
-//     from L2 once per pair, and every byte of shared memory feeds twice the math of step 8.
-//   - The odd CTA's TMA loads (.cta_group::2) land in its own shared memory but complete their
-//     bytes on the LEADER's tma2mma (the barrier's address mapped to the even rank by mapa). The
-//     leader announces both CTAs' bytes; the MMA warp, in the leader only, waits on that one barrier.
-//   - The leader's commits multicast to both CTAs (ctaMask 0b11): each CTA's producer waits on its
-//     own mma2tma, each CTA's epilogue on its own mma2ld.
-//   - ld2mma lives in the leader and counts the epilogue threads of both CTAs; the odd CTA's arrive
-//     remotely (mbarrier.arrive on a shared::cluster address, mapa).
-//   - Every tcgen05 instruction of the kernel is cta_group::2. Both CTAs allocate the pair's TMEM
-//     after a cluster barrier (the peer is running) and free it after another (no MMA of the pair
-//     still writes it); cluster barriers replace the CTA barriers of set-up and teardown.
-//   - A row of the tile is 256 accumulator columns: the epilogue converts each 32-column load to
-//     fp16 as soon as it lands, so the row still fits in 128 registers.
+// clusters that loop over pairs of 128x128 output tiles, each CTA six warps in three roles:
+// producer, MMA, epilogue.
+// What this step adds (to step 8): the CTA pair, cta_group::2. The two CTAs of a cluster compute
+// their tiles with one MMA instruction.
+//   1. The pair's tiles and grid: 2x1 clusters; the scheduler (cluster_m = 2) gives a cluster the
+//      tiles (2i, n) and (2i+1, n), which need the same B tile. A phantom tile past M (an odd tile
+//      count) is loaded and computed like any other, and not stored.
+//   2. The pair's MMA: the even CTA (the leader) issues tcgen05.mma.cta_group::2 at M256 N128. It
+//      reads 128 rows of A from each CTA's shared memory and 64 of the 128 rows of B from each, and
+//      writes each CTA's 128x128 accumulator into that CTA's TMEM, in step 8's layout. Each CTA loads
+//      only its half of B: a K slice is 24 KB per CTA instead of 32 (the ring keeps step 8's depth).
+//   3. The odd CTA's TMA loads (.cta_group::2) land in its own shared memory but complete their
+//      bytes on the LEADER's tma2mma (the barrier's address mapped to the even rank by mapa). The
+//      leader announces both CTAs' bytes; the MMA warp, in the leader only, waits on that barrier.
+//   4. The leader's commits multicast to both CTAs (ctaMask 0b11): each CTA's producer waits on its
+//      own mma2tma, each CTA's epilogue on its own mma2ld.
+//   5. ld2mma lives in the leader and counts the epilogue threads of both CTAs; the odd CTA's arrive
+//      remotely (mbarrier.arrive on a shared::cluster address, mapa). The MMA thread waits for the
+//      last tile's arrivals before the teardown.
+//   6. alloc, dealloc, relinquish, mma and commit are all cta_group::2 (tcgen05.ld, wait and the
+//      fences take no cta_group). Both CTAs allocate the pair's TMEM after a cluster barrier (the
+//      peer is running) and free it after another (no MMA of the pair still writes it): cluster
+//      barriers replace the CTA barriers of set-up and teardown.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -51,7 +53,7 @@ namespace gemm::step09::blackwell {
 using namespace gemm::blackwell;
 
 constexpr int kTileM = 128;     // rows of D per CTA: the pair's MMA covers 2 x 128
-constexpr int kTileN = 256;     // columns of D per CTA, the pair's MMA N
+constexpr int kTileN = 128;     // columns of D per CTA, the pair's MMA N
 constexpr int kTileK = 64;      // one 128-byte swizzle atom of fp16
 constexpr int kLdColumns = 32;  // columns per tcgen05.ld.32x32b.x32
 // The CTA pair: the two CTAs of a 2x1 cluster, along M. Each holds half of the B tile.
@@ -61,8 +63,8 @@ constexpr int kBRowsPerCta = kTileN / kCtaGroup;
 constexpr int kMmaM = kCtaGroup * kTileM;  // the pair's MMA M: 128 rows of each CTA
 // The pair's commits go to both CTAs: ranks 0 and 1, 0b11.
 constexpr uint16_t kPairMask = cta_pair_mask(0);
-// Step 8's ring: five K slices of 32 KB per CTA fit beside the 64 KB staging buffer (the
-// static_assert below).
+// The ring's depth: step 8's. With half of B a slice is 24 KB per CTA, so more would fit; how deep
+// to go is step 8's lesson, and this step changes only the pair (NOTES.md).
 constexpr int kStages = 5;
 // Six warps: the epilogue warpgroup first (warps 0-3: warp w % 4 reaches TMEM lanes 32 (w % 4)..),
 // then the producer and the MMA warp.
@@ -76,20 +78,20 @@ constexpr int kEpilogueThreads = kEpilogueWarps * kWarpSize;
 constexpr uint32_t kEpilogueBarrier = 1;
 // The fp32 accumulator takes one TMEM column per output column; an allocation is a power of 2
 // of at least 32 columns, and always spans all 128 lanes. Each CTA of the pair allocates its own
-// 256 columns: its 128 rows of the pair's accumulator.
+// 128 columns: its 128 rows of the pair's accumulator.
 constexpr uint32_t kTmemColumns = kTileN;
 static_assert(tmem_alloc_columns_ok(kTmemColumns), "tcgen05.alloc: a power of 2 in [32, 512] columns");
-// One MMA covers the pair's tile: M256 N256 (K16), fp16 x fp16 -> fp32, A and B K-major. With
+// One MMA covers the pair's two tiles: M256 N128 (K16), fp16 x fp16 -> fp32, A and B K-major. With
 // cta_group::2 the idesc carries the PAIR's M and N. A constant expression, so an illegal shape
-// would not compile. 0x10400010.
+// would not compile. 0x10200010.
 constexpr uint32_t kIdesc = make_idesc_f16(kCtaGroup, kMmaM, kTileN);
 // The output tile is stored as boxes of 64 columns: a SW128 box row is at most 128 bytes.
 constexpr int kStoreCols = 64;
 constexpr int kStoreBoxes = kTileN / kStoreCols;
-// Bytes one K slice brings into ONE CTA's shared memory: A 128x64 and half of B, 128x64. TMA
-// always delivers the whole box, the zeros it fills past the edges included.
+// Bytes one K slice brings into ONE CTA's shared memory: A 128x64 and half of B, 64x64. TMA always
+// delivers the whole box, the zeros it fills past the edges included.
 constexpr uint32_t kStageBytes = (kTileM + kBRowsPerCta) * kTileK * sizeof(__half);
-static_assert(kStageBytes == 32768, "A 128x64 + B 128x64 fp16");
+static_assert(kStageBytes == 24576, "A 128x64 + B 64x64 fp16");
 // What the leader's tma2mma expects per phase: the bytes of the pair, both CTAs' loads complete on
 // it. Never the whole cluster's (here the same), and never one CTA's: too many expected bytes never
 // complete the phase, too few complete it before the data has landed.
@@ -108,8 +110,8 @@ constexpr size_t kSmemLimit = 227 * 1024;
 // reads the peer's operands at the same offsets.
 struct alignas(1024) SharedStorage {
   __half a[kStages][kTileM * kTileK];          // kStages x 16 KB, written by TMA
-  __half b[kStages][kBRowsPerCta * kTileK];    // kStages x 16 KB: this CTA's half of B, written by TMA
-  __half d[kStoreBoxes][kTileM * kStoreCols];  // 4 x 16 KB: the epilogue's output tile, read by TMA
+  __half b[kStages][kBRowsPerCta * kTileK];    // kStages x 8 KB: this CTA's half of B, written by TMA
+  __half d[kStoreBoxes][kTileM * kStoreCols];  // 2 x 16 KB: the epilogue's output tile, read by TMA
   uint64_t tma2mma[kStages];  // mbarrier (leader's): the pair's K slice has landed; unused in the odd CTA
   uint64_t mma2tma[kStages];  // mbarrier (each CTA's): the MMAs reading the stage completed
   uint64_t mma2ld;            // mbarrier (each CTA's): every MMA of the tile completed
@@ -130,14 +132,14 @@ __device__ uint32_t pack_half2(uint32_t lo, uint32_t hi) {
 
 // Loads K slice `k_slice` of this CTA's tile at (m0, n0) into the producer's next stage, once that
 // stage is free, and moves the producer on: the A box and this CTA's half of the B tile, rows
-// n0 + 128 rank .. +127. One thread.
+// n0 + 64 rank .. +63. One thread.
 __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kStages>& write, const CUtensorMap* map_a,
                                            const CUtensorMap* map_b, int64_t m0, int64_t n0, int64_t k_slice,
                                            uint32_t rank) {
   // BEGIN SOLUTION step05: wait on mma2tma[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
   mbarrier_wait(&smem.mma2tma[write.stage], write.empty_parity(), WaitTag{"mma2tma", "producer"});
   // END SOLUTION step05
-  // BEGIN SOLUTION step09: the leader (rank 0) announces the pair's bytes, kPairStageBytes, on its tma2mma[s] (arrive.expect_tx); then each CTA loads its A box at {k0, m0} and its half of B at {k0, n0 + 128 rank} into stage s = write.stage with tma_load_2d_cta_pair, whose bytes complete on the leader's barrier.
+  // BEGIN SOLUTION step09: the leader (rank 0) announces the pair's bytes, kPairStageBytes, on its tma2mma[s] (arrive.expect_tx); then each CTA loads its A box at {k0, m0} and its half of B at {k0, n0 + 64 rank} into stage s = write.stage with tma_load_2d_cta_pair, whose bytes complete on the leader's barrier.
   const int s = write.stage;
   const int32_t k0 = static_cast<int32_t>(k_slice * kTileK);
   if (rank == 0) mbarrier_arrive_expect_tx(&smem.tma2mma[s], kPairStageBytes);
@@ -154,7 +156,7 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
                                          const TileScheduler& sched, int64_t k_slices) {
   PipelineState<kStages> write;  // the stage the producer fills next, across tiles
   const uint32_t rank = cluster_ctarank();
-  // BEGIN SOLUTION step09: for each of this cluster's work units (sched.begin(cluster_id_x(), cluster_count_x())), load this CTA's tile, sched.tile(unit, rank) (origin tile.m * 128, tile.n * 256), with load_slice, the i-th K slice being k_slice_in_turn(turn, i, 0, k_slices) with turn = cursor.turn(), worked out once per tile; a phantom tile past M is loaded too (the pair's MMA reads it, zeros, and the leader expects its bytes).
+  // BEGIN SOLUTION step09: for each of this cluster's work units (sched.begin(cluster_id_x(), cluster_count_x())), load this CTA's tile, sched.tile(unit, rank) (origin tile.m * 128, tile.n * 128), with load_slice, the i-th K slice being k_slice_in_turn(turn, i, 0, k_slices) with turn = cursor.turn(), worked out once per tile; a phantom tile past M is loaded too (the pair's MMA reads it, zeros, and the leader expects its bytes).
   for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
     const Tile tile = sched.tile(cursor.unit, static_cast<int>(rank));
     const int64_t turn = cursor.turn();  // once per tile: a 64-bit division
@@ -175,8 +177,8 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
   // END SOLUTION step07
 }
 
-// The MMA issuer: one thread, in the leader CTA only. For each tile: wait until both CTAs'
-// epilogues have read the accumulator of the previous one, then every K slice from the ring into
+// The MMA issuer: one thread, in the leader CTA only. For each pair of tiles: wait until both CTAs'
+// epilogues have read the accumulators of the previous pair, then every K slice from the ring into
 // the pair's accumulator, then one commit to both CTAs' mma2ld for the epilogues.
 __device__ __forceinline__ void mma(SharedStorage& smem, const TileScheduler& sched, int64_t k_slices,
                                     uint32_t tmem_acc) {
@@ -221,8 +223,8 @@ __device__ __forceinline__ void mma(SharedStorage& smem, const TileScheduler& sc
 }
 
 // The epilogue: the epilogue warpgroup of each CTA, 128 threads, thread t owns row t of the CTA's
-// tile. For each tile: wait for the accumulator, read it (TMEM -> registers, fp16), release it on
-// the leader's ld2mma, then the staging buffer (SW128 boxes) -> TMA store.
+// tile. For each tile: wait for the accumulator, read it (TMEM -> registers), release it on the
+// leader's ld2mma, then fp16 -> the staging buffer (SW128 boxes) -> TMA store.
 __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap* map_d, const TileScheduler& sched,
                                          int64_t N, uint32_t tmem_acc) {
   const int t = static_cast<int>(threadIdx.x);  // 0 .. 127: the epilogue warps come first
@@ -231,11 +233,8 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap*
   int64_t local = 0;  // this cluster's tile count
   for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance(), ++local) {
     int64_t m0 = 0, n0 = 0;  // the tile's first row and column
-    // False for a phantom tile past M: it computes, but writes nothing. It still stages its rows
-    // like any other tile and only skips the TMA stores: a branch around the staging would let the
-    // compiler sink the fp16 conversions into it, and keep the row's 256 fp32 values alive instead.
-    bool writes = false;
-    // BEGIN SOLUTION step09: this CTA's tile is sched.tile(cursor.unit, rank); its origin is (tile.m * 128, tile.n * 256), 64-bit; it writes D only if tile.valid.
+    bool writes = false;     // false for a phantom tile past M: computed, never stored
+    // BEGIN SOLUTION step09: this CTA's tile is sched.tile(cursor.unit, rank); its origin is (tile.m * 128, tile.n * 128), 64-bit; it writes D only if tile.valid.
     const Tile tile = sched.tile(cursor.unit, static_cast<int>(rank));
     m0 = tile.m * kTileM;
     n0 = tile.n * kTileN;
@@ -252,23 +251,19 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap*
     // wait's spin loop one by one.
     warp_sync();
 
-    // TMEM -> registers -> fp16, the whole row: 8 x 32 columns. A row of 256 fp32 values would take
-    // every register a thread has; each load is converted as soon as it has landed, so the row
-    // takes 128 registers (fp16 pairs), as step 8's row of 128 fp32 did.
-    uint32_t h[kTileN / kLdColumns][kLdColumns / 2];  // fp16 pairs: columns 32 c + 2 j, 32 c + 2 j + 1
+    // TMEM -> registers, the whole row: 4 x 32 columns.
+    uint32_t v[kTileN / kLdColumns][kLdColumns];  // columns 32 c .. 32 c + 31 of this thread's row, fp32 bits
 #pragma unroll
     for (int c = 0; c < kTileN / kLdColumns; ++c) {
-      uint32_t v[kLdColumns];  // columns 32 c .. 32 c + 31 of this thread's row, fp32 bits
       uint32_t taddr = 0;
       // BEGIN SOLUTION step01: warp w may read only TMEM lanes 32*(w%4)..+31 (tmem_lane_base); thread t of the warp gets lane base + t, i.e. tile row base + t.
       taddr = tmem_addr(tmem_acc, tmem_lane_base(warp), c * kLdColumns);
       // END SOLUTION step01
-      tmem_ld_32x32b_x32(taddr, v);
-      tmem_wait_ld();          // the loaded registers are valid only after the wait
-      tmem_fence_operands(v);  // ... and not read before it
-#pragma unroll
-      for (int j = 0; j < kLdColumns / 2; ++j) h[c][j] = pack_half2(v[2 * j], v[2 * j + 1]);
+      tmem_ld_32x32b_x32(taddr, v[c]);
     }
+    tmem_wait_ld();  // the loaded registers are valid only after the wait
+#pragma unroll
+    for (int c = 0; c < kTileN / kLdColumns; ++c) tmem_fence_operands(v[c]);  // ... and not read before it
 
     // BEGIN SOLUTION step09: release the accumulator on the LEADER's ld2mma: tcgen05.fence::before_thread_sync (orders the completed tcgen05.ld before the arrive), then every epilogue thread of both CTAs arrives there (mbarrier_arrive_cluster to rank 0).
     tcgen05_fence_before_thread_sync();
@@ -280,15 +275,17 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap*
     named_barrier_sync(kEpilogueBarrier, kEpilogueThreads);
     // END SOLUTION step07
 
-    // fp16 -> the staging buffer. Each thread writes 16-byte chunks of its own row; the 8 rows of 8
-    // consecutive lanes land in 8 different chunk positions of the swizzle: no bank conflicts.
+    // Registers -> fp16 -> the staging buffer. Each thread writes 16-byte chunks of its own row; the
+    // 8 rows of 8 consecutive lanes land in 8 different chunk positions of the swizzle: no bank
+    // conflicts.
     const int row = t;
 #pragma unroll
     for (int c = 0; c < kTileN / kLdColumns; ++c) {
 #pragma unroll
       for (int j = 0; j < kLdColumns; j += 8) {  // 8 fp16 = one 16-byte chunk
-        const uint32_t* w = &h[c][j / 2];
-        const uint4 packed = make_uint4(w[0], w[1], w[2], w[3]);
+        const uint32_t* w = &v[c][j];
+        const uint4 packed =
+            make_uint4(pack_half2(w[0], w[1]), pack_half2(w[2], w[3]), pack_half2(w[4], w[5]), pack_half2(w[6], w[7]));
         const int col = c * kLdColumns + j;
         char* box = nullptr;  // the 64-column box holding column col
         uint32_t offset = 0;  // byte offset of (row, col) inside it
@@ -326,36 +323,35 @@ __global__ void __launch_bounds__(kThreads)
   const int warp = warp_id();
   const uint32_t rank = cluster_ctarank();
 
-  // Setup, once per CTA. Both CTAs initialise the same barriers (the layout is the same in both),
-  // each CTA uses the ones its role needs.
+  // Setup, once per CTA. TMEM is allocated by one whole warp (tcgen05.alloc is .sync.aligned) and
+  // freed by the same warp at the end; TMEM is not zeroed, each tile's first MMA overwrites it.
+  // BEGIN SOLUTION step09: a cluster barrier first (every thread of both CTAs: the peer is running); then warp 0 allocates the pair's TMEM, tcgen05.alloc.cta_group::2 (kTmemColumns), and relinquishes the permit (cta_group::2), in both CTAs.
+  cluster_sync();  // the pair's allocation is made by both CTAs, once both run
+  if (warp == 0) {
+    tmem_alloc<kCtaGroup, kTmemColumns>(&smem.tmem_base);
+    tmem_relinquish_alloc_permit<kCtaGroup>();  // no more allocations here: a waiting CTA may allocate
+  }
+  // END SOLUTION step09
   if (threadIdx.x == 0) {
     // The maps live in kernel-parameter memory; fetching them into the TMA unit's descriptor
-    // cache now hides that latency behind the barriers below.
+    // cache now hides that latency behind the barrier below.
     tma_prefetch_descriptor(&map_a);
     tma_prefetch_descriptor(&map_b);
     tma_prefetch_descriptor(&map_d);
 #pragma unroll
     for (int s = 0; s < kStages; ++s) {
       mbarrier_init(&smem.tma2mma[s], 1);  // the leader's arrive.expect_tx (both CTAs' bytes)
-      mbarrier_init(&smem.mma2tma[s], 1);  // the leader's tcgen05.commit after the stage's MMAs
+      mbarrier_init(&smem.mma2tma[s], 1);  // the tcgen05.commit after the stage's MMAs
     }
-    mbarrier_init(&smem.mma2ld, 1);                // the leader's tcgen05.commit after the tile's last MMAs
+    mbarrier_init(&smem.mma2ld, 1);                // the tcgen05.commit after the tile's last MMAs
     mbarrier_init(&smem.ld2mma, kLd2mmaArrivals);  // every epilogue thread of both CTAs, once it has read TMEM
     fence_mbarrier_init();  // the inits are visible to the async proxy (TMA, commit) and to the peer CTA
   }
-  // BEGIN SOLUTION step09: a cluster barrier (every thread of both CTAs): the peer is running and its barriers are initialised; then warp 0 allocates the pair's TMEM, tcgen05.alloc.cta_group::2 (kTmemColumns), and relinquishes the permit (cta_group::2), in both CTAs.
-  // The peer's TMA, commits and remote arrives may reach this CTA's barriers as soon as it passes
-  // this barrier, and the pair's allocation is made by both CTAs once both run.
-  cluster_sync();
-  if (warp == 0) {
-    tmem_alloc<kCtaGroup, kTmemColumns>(&smem.tmem_base);
-    tmem_relinquish_alloc_permit<kCtaGroup>();  // no more allocations here: a waiting CTA may allocate
-  }
-  // END SOLUTION step09
-  // The cluster barrier publishes the TMEM address (an ordinary shared-memory write by
-  // tcgen05.alloc) and orders both CTAs' allocations before the leader's first MMA, which writes
-  // both CTAs' TMEM. The tcgen05 fences around it order warp 0's alloc before every thread's later
-  // tcgen05 operations (the MMAs, the loads).
+  // The cluster barrier publishes the mbarrier inits, to the peer too (its TMA, commits and remote
+  // arrives reach this CTA's barriers once it passes), and the TMEM address (an ordinary
+  // shared-memory write by tcgen05.alloc). The tcgen05 fences around it order warp 0's alloc before
+  // every thread's later tcgen05 operations (the MMAs, the loads), the leader's MMAs into both CTAs'
+  // TMEM among them.
   tcgen05_fence_before_thread_sync();
   cluster_sync();
   tcgen05_fence_after_thread_sync();
@@ -374,10 +370,9 @@ __global__ void __launch_bounds__(kThreads)
   }
   // END SOLUTION step07
 
-  // Teardown. By now every MMA has completed (each CTA's epilogue waited for the last mma2ld),
-  // every tcgen05.ld has completed (wait::ld) and every commit has arrived in this CTA (the
-  // producer's tail). The fences order those tcgen05 operations, in every role, before warp 0's
-  // dealloc.
+  // Teardown. By now every MMA has completed (the epilogue waited for the last mma2ld), every
+  // tcgen05.ld has completed (wait::ld) and every commit has arrived (the producer's tail). The
+  // fences order those tcgen05 operations, in every role, before warp 0's dealloc.
   // BEGIN SOLUTION step09: reconverge each warp (the producer and the MMA issuer ran on one thread), then a cluster barrier between the fences: no CTA frees the pair's TMEM while the other may still use it, and none exits while its peer may still arrive on its barriers (the odd CTA's last ld2mma arrives).
   warp_sync();
   tcgen05_fence_before_thread_sync();

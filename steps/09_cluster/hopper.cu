@@ -1,24 +1,27 @@
 // GEMM, step by step -- hopper track (sm_90a: H100, H200), step 9 of 10: 2-CTA cluster.
 //
 //   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer
+//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
 //
 // D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: a resident grid of 2-CTA
 // clusters that loop over pairs of 128x128 output tiles, each CTA split into a producer and a
 // consumer warpgroup, with step 8's five-stage ring.
-// The lesson (changed from step 8): a cluster shares its operand traffic.
-//   - The two CTAs of a cluster compute the tiles (2i, n) and (2i+1, n): two tiles adjacent in M
-//     that need the same 128 rows of B. Each CTA loads its own A box and one 64-row half of the B
-//     tile, and multicasts that half into both CTAs' shared memory (TMA .multicast::cluster): every
-//     K slice reads B from L2 once per cluster instead of once per CTA.
-//   - A CTA's `full` barrier therefore counts bytes that its peer's TMA writes: it expects A plus
-//     the whole B tile, whoever loaded each half.
-//   - A stage is free only when the consumers of BOTH CTAs are done with it, since either CTA's
-//     next multicast overwrites it in both: `empty` counts the releases of both CTAs, the peer's
-//     arriving remotely (mbarrier.arrive on a shared::cluster address, mapa).
-//   - Barriers are initialised before a cluster barrier (the peer may signal them as soon as it
-//     passes it), and no CTA exits while its peer may still arrive on its barriers: the producer
-//     ends with a tail that waits for the last release of every stage, the peer's among them.
+//
+// What this step adds (to step 8): a cluster shares its operand traffic.
+//   1. Clusters of two CTAs along M, the grid counted in clusters: a cluster's CTAs compute the
+//      tiles (2i, n) and (2i+1, n), two tiles adjacent in M that need the same 128 rows of B; both
+//      walk the same work units, and a CTA whose tile lies past M (a phantom) runs the pipeline
+//      but writes no D.
+//   2. Each CTA loads its own A box and one 64-row half of the B tile, and multicasts that half into
+//      both CTAs' shared memory (TMA .multicast::cluster): every K slice reads B from L2 once per
+//      cluster instead of once per CTA. A CTA's `full` barrier therefore counts bytes that its
+//      peer's TMA writes: it expects A plus the whole B tile, whoever loaded each half.
+//   3. A stage is free only when the consumers of BOTH CTAs are done with it, since either CTA's
+//      next multicast overwrites it in both: `empty` counts the releases of both CTAs, the peer's
+//      arriving remotely (mbarrier.arrive on a shared::cluster address, mapa).
+//   4. Barriers are initialised before a cluster barrier (the peer may signal them as soon as it
+//      passes it), and no CTA exits while its peer may still arrive on its barriers: the producer
+//      ends with a tail that waits for the last release of every stage, the peer's among them.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -64,9 +67,7 @@ constexpr int kThreads = 2 * kWarpgroupSize;
 // registers: ptxas launches every thread with the consumer's count (setmaxnreg.inc finds them
 // already there), and the producer's setmaxnreg.dec only returns what it does not use.
 constexpr int kCtasPerSm = 1;
-// 40 for the producer, not step 8's 24: its cluster bookkeeping (rank, cluster index, the B half's
-// row) would spill at 24 (ptxas -v reports the spill stores).
-constexpr int kProducerRegs = 40;
+constexpr int kProducerRegs = 24;
 constexpr int kConsumerRegs = 232;
 static_assert(kProducerRegs + kConsumerRegs <= 2 * (65536 / (kThreads * kCtasPerSm)),
               "setmaxnreg: the two warpgroups may hold no more registers than the launch gave the CTA");

@@ -1,35 +1,30 @@
 // GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 10 of 10: multi-consumer.
 //
 //   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer
+//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
 //
 // D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: a resident grid of 2-CTA
 // clusters (CTA pairs, cta_group::2) that loop over 512x256 output tiles, each CTA eleven warps:
 // a producer, two MMA warps and two epilogue warpgroups.
-// The lesson (changed from step 9): more math per byte and per barrier.
-//   - Each CTA's tile doubles to 256x256: two blocks of 128 rows, one per consumer. MMA warp i
-//     (in the leader) issues the pair's M256 N256 MMAs on block i of both CTAs' A against the
-//     same B, into accumulator i: TMEM columns 256 i .. 256 i + 255 of each CTA, all 512 columns.
-//   - A stage is 256 rows of A and 128 of B per CTA (48 KB): its one tma2mma phase and one
-//     mma2tma phase now carry eight MMAs instead of four, and its bytes a third more math (B is
-//     read once for both blocks). mma2tma[s] counts both MMA warps' commits: the stage is free once
-//     both have read it.
-//   - Each consumer has its own accumulator barriers, mma2ld[i] and ld2mma[i] (the latter in the
-//     leader, counting warpgroup i of both CTAs), and its own epilogue warpgroup, which syncs on a
-//     named barrier of its own (bar.sync counts arrivals per id from whichever warps arrive: one id
-//     shared by both warpgroups could complete with threads of both).
-//   - Four stages of 48 KB fill shared memory but for 32 KB: each epilogue warpgroup stages and
-//     stores its block one 64-column box at a time, through a 16 KB buffer of its own. It also reads
-//     each box from TMEM just before staging it (with eleven warps, step 9's whole row held as fp16
-//     would spill), so it releases its accumulator after the last box's read.
-// And one more, because a bigger tile leaves fewer tiles to share out: the last, partial wave of
-// tiles is split along K (SplitK, common/scheduler.cuh), so that every cluster has work in it. The
-// parts of a split tile meet in global memory, each stored box by box as the epilogue reads TMEM;
-// the part that finishes last adds them up and stores the tile.
+//
+// What this step adds (to step 9): more math per byte and per barrier.
+//   1. Each CTA's tile doubles to 256x256: two blocks of 128 rows, one per consumer. MMA warp i
+//      (in the leader) issues the pair's M256 N256 MMAs on block i of both CTAs' A against the
+//      same B, into accumulator i: TMEM columns 256 i .. 256 i + 255 of each CTA, all 512 columns.
+//   2. A stage is 256 rows of A and 128 of B per CTA (48 KB): its one tma2mma phase and one
+//      mma2tma phase now carry eight MMAs instead of four, and its bytes a third more math (B is
+//      read once for both blocks). mma2tma[s] counts both MMA warps' commits: the stage is free once
+//      both have read it.
+//   3. Each consumer has its own accumulator barriers, mma2ld[i] and ld2mma[i] (the latter in the
+//      leader, counting warpgroup i of both CTAs), and its own epilogue warpgroup, which syncs on a
+//      named barrier of its own (bar.sync counts arrivals per id from whichever warps arrive: one id
+//      shared by both warpgroups could complete with threads of both).
+//   4. Four stages of 48 KB fill shared memory but for 32 KB: each epilogue warpgroup stages and
+//      stores its block one 64-column box at a time, through a 16 KB buffer of its own. It also reads
+//      each box from TMEM just before staging it (with eleven warps, step 9's whole row held as fp16
+//      would spill), so it releases its accumulator after the last box's read.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
-
-#include <cstring>  // std::memcpy
 
 #include "common/blackwell/descriptors.cuh"
 #include "common/blackwell/tcgen05.cuh"
@@ -37,14 +32,12 @@
 #include "common/cluster.cuh"
 #include "common/device.cuh"
 #include "common/fence.cuh"
-#include "common/global_memory.cuh"
 #include "common/launch.cuh"
 #include "common/mbarrier.cuh"
 #include "common/named_barrier.cuh"
 #include "common/pipeline.cuh"
 #include "common/problem.h"
 #include "common/scheduler.cuh"
-#include "common/scratch.h"
 #include "common/smem.cuh"
 #include "common/swizzle.cuh"
 #include "common/tensor_map.h"
@@ -116,20 +109,6 @@ constexpr uint32_t kLd2mmaArrivals = kCtaGroup * kEpilogueThreads;
 // Tile rows per L2 group of the scheduler: step 9's group of 16 tiles of 128 rows is 8 tiles of
 // 256 rows here, the same rows of A.
 constexpr int kGroupM = 8;
-// Splitting the last wave: each part gets at least kMinSplitSlices K slices, at most kMaxSplits
-// parts. A split costs each part a 128 KB store per epilogue warpgroup, a GPU-wide fence and a
-// ticket, and the last part the loads of every part's sum: a part must save more slices than that.
-// The hopper track's value, measured on an H100 (its NOTES.md); not measured on a B200.
-constexpr int kMinSplitSlices = 12;
-#if defined(GEMM_STEP10_MAX_SPLITS)
-constexpr int kMaxSplits = GEMM_STEP10_MAX_SPLITS;  // 1: no split
-#else
-constexpr int kMaxSplits = 16;
-#endif
-// An epilogue warpgroup's block of a split tile in fp32: its 128 threads' rows of kTileN columns,
-// as float4s in the order [column / 4][thread] (a warp's 32 float4 accesses are 512 contiguous
-// bytes). The epilogue stores and loads it box by box: box b, v[c][j], is column 64 b + 32 c + j.
-constexpr int kPartialFloat4s = kTileN / 4 * kEpilogueThreads;
 // What one CTA may have on the GPUs of this track (B200, GB200: 227 KB of dynamic shared memory).
 constexpr size_t kSmemLimit = 227 * 1024;
 
@@ -146,41 +125,17 @@ struct alignas(1024) SharedStorage {
   uint64_t mma2ld[kConsumers];  // mbarrier (each CTA's): every MMA of consumer i's tile completed
   uint64_t ld2mma[kConsumers];  // mbarrier (leader's): both warpgroups i have read accumulator i
   uint32_t tmem_base;           // tcgen05.alloc writes the accumulators' address here
-  uint32_t ticket[kConsumers];  // each epilogue warpgroup's split ticket
 };
 static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b[0]) % 1024 == 0 &&
                   sizeof(SharedStorage::d[0]) % 1024 == 0 && kBlockM * kTileK * sizeof(__half) % 1024 == 0,
               "every tile, and block 1 of A, must start on a 1024-byte boundary");
 static_assert(sizeof(SharedStorage) <= kSmemLimit, "the ring and the staging buffers must fit in shared memory");
 
-// Where the parts of the split tiles meet (SplitK): for split unit u, part p, CTA rank r and
-// epilogue warpgroup (consumer) c, a partial sum at partials + (((u x parts + p) x kClusterM + r) x
-// kConsumers + c) x kPartialFloat4s, and a ticket counter at tickets[(u x kClusterM + r) x
-// kConsumers + c]. The tickets are zero before a launch and are left zero after it.
-struct SplitScratch {
-  float4* partials = nullptr;
-  uint32_t* tickets = nullptr;
-};
-
-// Part `part`'s partial sum of split item `item` for epilogue warpgroup `consumer` of CTA `rank`.
-__device__ __forceinline__ float4* split_slot(const SplitScratch& scratch, const WorkItem& item, int part,
-                                              uint32_t rank, int consumer) {
-  return scratch.partials +
-         (((item.split * item.parts + part) * kClusterM + rank) * kConsumers + consumer) * kPartialFloat4s;
-}
-
 // Two fp32 accumulator cells (raw TMEM bits) rounded to fp16 and packed as D stores them: the
 // lower column in the low half.
 __device__ uint32_t pack_half2(uint32_t lo, uint32_t hi) {
   const __half2_raw h = __floats2half2_rn(tmem_f32(lo), tmem_f32(hi));
   return static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
-}
-
-// The bits of an fp32 value, as a TMEM cell holds them (tmem_f32 the other way round).
-__device__ uint32_t f32_bits(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits;
 }
 
 // Loads K slice `k_slice` of this CTA's tile at (m0, n0) into the producer's next stage, once that
@@ -202,21 +157,20 @@ __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kS
   write.advance();
 }
 
-// The producer: one thread in each CTA. Walks this cluster's work items in the scheduler's order
-// and loads the item's K slices of this CTA's tile of each into the ring; load_slice waits for a
-// free stage. Both CTAs walk the same items, so their rings advance in step.
+// The producer: one thread in each CTA. Walks this cluster's work units in the scheduler's order
+// and loads every K slice of this CTA's tile of each into the ring; load_slice waits for a free
+// stage. Both CTAs walk the same units, so their rings advance in step.
 __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap* map_a, const CUtensorMap* map_b,
-                                         const TileScheduler& sched, const SplitK& split) {
+                                         const TileScheduler& sched, int64_t k_slices) {
   PipelineState<kStages> write;  // the stage the producer fills next, across tiles
   const uint32_t rank = cluster_ctarank();
-  // BEGIN SOLUTION step09: for each of this cluster's work items (split.begin(cluster_id_x(), cluster_count_x())), load K slices item.k_begin .. item.k_end - 1, the i-th being k_slice_in_turn(turn, i, item.k_begin, item.k_end) with turn = cursor.turn(), worked out once per tile, of this CTA's tile of the item's unit, sched.tile(unit, rank) (origin tile.m * 256, tile.n * 256), with load_slice; a phantom tile past M is loaded too (the pair's MMA reads it, zeros, and the leader expects its bytes).
-  for (WorkCursor cursor = split.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
-    const WorkItem item = split.item(cursor.unit);
-    const Tile tile = sched.tile(item.unit, static_cast<int>(rank));
+  // BEGIN SOLUTION step09: for each of this cluster's work units (sched.begin(cluster_id_x(), cluster_count_x())), load this CTA's tile, sched.tile(unit, rank) (origin tile.m * 256, tile.n * 256), with load_slice, the i-th K slice being k_slice_in_turn(turn, i, 0, k_slices) with turn = cursor.turn(), worked out once per tile; a phantom tile past M is loaded too (the pair's MMA reads it, zeros, and the leader expects its bytes).
+  for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
+    const Tile tile = sched.tile(cursor.unit, static_cast<int>(rank));
     const int64_t turn = cursor.turn();  // once per tile: a 64-bit division
-    for (int64_t i = 0; i < item.k_end - item.k_begin; ++i)
-      load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN,
-                 k_slice_in_turn(turn, i, item.k_begin, item.k_end), rank);
+    for (int64_t i = 0; i < k_slices; ++i)
+      load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN, k_slice_in_turn(turn, i, 0, k_slices),
+                 rank);
   }
   // END SOLUTION step09
   // BEGIN SOLUTION step07: the tail: wait on mma2tma for the next kStages positions of the ring (the commits of the last slices, which no load waited for) before the CTA may tear down.
@@ -232,33 +186,32 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
 }
 
 // The MMA issuer of consumer `consumer`: one thread of MMA warp `consumer`, in the leader CTA only.
-// For each work item: wait until both CTAs' epilogue warpgroups `consumer` have read accumulator
-// `consumer` of the previous one, then the item's K slices of block `consumer` from the ring into
-// it (the accumulator starts afresh at the item's first slice: a part of a split tile sums only its
-// own slices), then one commit to both CTAs' mma2ld[consumer] for those warpgroups. Both MMA warps
-// walk the same stages: each waits for every slice to land and commits every slice's release.
-__device__ __forceinline__ void mma(SharedStorage& smem, const SplitK& split, uint32_t tmem_acc, int consumer) {
+// For each tile: wait until both CTAs' epilogue warpgroups `consumer` have read accumulator
+// `consumer` of the previous one, then every K slice of block `consumer` from the ring into it,
+// then one commit to both CTAs' mma2ld[consumer] for those warpgroups. Both MMA warps walk the same
+// stages: each waits for every slice to land and commits every slice's release.
+__device__ __forceinline__ void mma(SharedStorage& smem, const TileScheduler& sched, int64_t k_slices,
+                                    uint32_t tmem_acc, int consumer) {
   PipelineState<kStages> read;  // the stage the MMAs read next, across tiles
-  int64_t local = 0;            // this cluster's item count
+  int64_t local = 0;            // this cluster's tile count
   uint32_t acc = 0;             // this consumer's accumulator (a TMEM address)
   uint32_t a_block = 0;         // the byte offset of its block of A in a stage
   // BEGIN SOLUTION step10: consumer `consumer` accumulates at TMEM column 256 consumer (tmem_acc + consumer * kTileN) and reads block `consumer` of A, kBlockM rows (consumer * kBlockM * kTileK * 2 bytes) into each stage.
   acc = tmem_acc + static_cast<uint32_t>(consumer) * kTileN;
   a_block = static_cast<uint32_t>(consumer) * kBlockM * kTileK * sizeof(__half);
   // END SOLUTION step10
-  for (WorkCursor cursor = split.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance(), ++local) {
-    const WorkItem item = split.item(cursor.unit);
+  for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance(), ++local) {
     // BEGIN SOLUTION step10: wait on ld2mma[consumer] with parity (local & 1) ^ 1 (the first tile passes at once), then tcgen05.fence::after_thread_sync: the epilogue's reads of this accumulator come before these MMAs overwrite it.
     mbarrier_wait(&smem.ld2mma[consumer], static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"});
     tcgen05_fence_after_thread_sync();
     // END SOLUTION step10
-    for (int64_t ks = item.k_begin; ks < item.k_end; ++ks) {
+    for (int64_t ks = 0; ks < k_slices; ++ks) {
       // BEGIN SOLUTION step05: wait on tma2mma[read.stage] with the consumer's parity, read.full_parity(); then tcgen05.fence::after_thread_sync.
       mbarrier_wait(&smem.tma2mma[read.stage], read.full_parity(), WaitTag{"tma2mma", "mma"});
       tcgen05_fence_after_thread_sync();  // orders the MMAs below after the wait
                                           // END SOLUTION step05
 
-      // BEGIN SOLUTION step02: enable_input_d is false only for the item's very first MMA (its first K slice, item.k_begin, first k16 step); the MMA is the pair's, tcgen05_mma_f16<kCtaGroup> with kIdesc, on this consumer's block of A (a_block bytes into the stage) into its accumulator acc.
+      // BEGIN SOLUTION step02: enable_input_d is false only for the tile's very first MMA (first K slice, first k16 step); the MMA is the pair's, tcgen05_mma_f16<kCtaGroup> with kIdesc, on this consumer's block of A (a_block bytes into the stage) into its accumulator acc.
       // tcgen05.mma is issued by one thread and runs asynchronously, in issue order on the same
       // accumulator: the MMAs of consecutive slices queue up behind each other.
 #pragma unroll
@@ -266,7 +219,7 @@ __device__ __forceinline__ void mma(SharedStorage& smem, const SplitK& split, ui
         const uint32_t k_bytes = k * kMmaK * sizeof(__half);  // 32 B per k16 slice
         const uint64_t a_desc = make_smem_desc_k_sw128(smem_addr(smem.a[read.stage]) + a_block + k_bytes);
         const uint64_t b_desc = make_smem_desc_k_sw128(smem_addr(smem.b[read.stage]) + k_bytes);
-        tcgen05_mma_f16<kCtaGroup>(acc, a_desc, b_desc, kIdesc, /*enable_input_d=*/ks > item.k_begin || k > 0);
+        tcgen05_mma_f16<kCtaGroup>(acc, a_desc, b_desc, kIdesc, /*enable_input_d=*/ks > 0 || k > 0);
       }
       // END SOLUTION step02
 
@@ -331,90 +284,13 @@ __device__ __forceinline__ void store_box(SharedStorage& smem, const CUtensorMap
   // END SOLUTION step04
 }
 
-// A part of a split tile (SplitK): stores box b of this thread's row (v as in store_box) to the
-// part's own slot in global memory (the layout of kPartialFloat4s).
-__device__ __forceinline__ void store_partial(float4* slot, const uint32_t (&v)[kStoreCols / kLdColumns][kLdColumns],
-                                              int b, int t) {
-  // BEGIN SOLUTION step10: store v[c][j .. j + 3] (column 64 b + 32 c + j of the row, j a multiple of 4) as a float4 (tmem_f32 of each) at slot[(64 b + 32 c + j) / 4 * kEpilogueThreads + t].
-#pragma unroll
-  for (int c = 0; c < kStoreCols / kLdColumns; ++c) {
-#pragma unroll
-    for (int j = 0; j < kLdColumns; j += 4) {
-      const uint32_t* w = &v[c][j];
-      slot[(b * kStoreCols + c * kLdColumns + j) / 4 * kEpilogueThreads + t] =
-          make_float4(tmem_f32(w[0]), tmem_f32(w[1]), tmem_f32(w[2]), tmem_f32(w[3]));
-    }
-  }
-  // END SOLUTION step10
-}
-
-// The last part of a split tile: box b of this thread's row summed over every part's slot, in part
-// order (so D does not depend on which part finished last), into v (as fp32 bits, as store_box takes
-// them).
-__device__ __forceinline__ void sum_partials(const SplitScratch& scratch, const WorkItem& item, uint32_t rank,
-                                             int consumer, uint32_t (&v)[kStoreCols / kLdColumns][kLdColumns], int b,
-                                             int t) {
-  constexpr int kBoxFloat4s = kStoreCols / 4;
-  float4 sum[kBoxFloat4s];  // columns 64 b + 4 q .. + 3 of the row
-  // BEGIN SOLUTION step10: sum[q] = the float4 at [(64 b + 4 q) / 4 * kEpilogueThreads + t] of split_slot(part 0), plus those of parts 1 .. parts - 1 in order; then v[c][j] = f32_bits of column 32 c + j of the box.
-  const float4* first = split_slot(scratch, item, 0, rank, consumer);
-#pragma unroll
-  for (int q = 0; q < kBoxFloat4s; ++q) sum[q] = first[(b * kBoxFloat4s + q) * kEpilogueThreads + t];
-  for (int part = 1; part < item.parts; ++part) {
-    const float4* slot = split_slot(scratch, item, part, rank, consumer);
-#pragma unroll
-    for (int q = 0; q < kBoxFloat4s; ++q) {
-      const float4 x = slot[(b * kBoxFloat4s + q) * kEpilogueThreads + t];
-      sum[q] = make_float4(sum[q].x + x.x, sum[q].y + x.y, sum[q].z + x.z, sum[q].w + x.w);
-    }
-  }
-#pragma unroll
-  for (int q = 0; q < kBoxFloat4s; ++q) {
-    uint32_t* w = &v[4 * q / kLdColumns][4 * q % kLdColumns];
-    w[0] = f32_bits(sum[q].x);
-    w[1] = f32_bits(sum[q].y);
-    w[2] = f32_bits(sum[q].z);
-    w[3] = f32_bits(sum[q].w);
-  }
-  // END SOLUTION step10
-}
-
-// One epilogue warpgroup's part of a split tile (SplitK), once every thread has stored its row to
-// the part's slot (store_partial): takes a ticket. The part that takes the last ticket (parts - 1)
-// returns true: it adds every part's slot up (sum_partials) and stores the block. The others return
-// false. `t` is the thread's index in its warpgroup.
-__device__ __forceinline__ bool reduce_split(SharedStorage& smem, uint32_t* ticket, const WorkItem& item, int consumer,
-                                             int t, uint32_t barrier) {
-  bool last = false;  // this part took the last ticket
-  // BEGIN SOLUTION step10: sync the warpgroup; thread 0 fences (release), takes a ticket (atomic_add_gpu) into smem.ticket[consumer], fences (acquire); sync again; the part whose ticket is parts - 1 is the last: its thread 0 resets the ticket to 0.
-  // The named barrier orders every thread's stores before thread 0's release fence, which makes
-  // them visible GPU-wide before its ticket (fences are cumulative); thread 0's acquire fence after
-  // its ticket orders every part's stores, released before their tickets, before the second
-  // barrier and so before any thread's loads (sum_partials) in the last part.
-  named_barrier_sync(barrier, kEpilogueThreads);
-  if (t == 0) {
-    fence_acq_rel_gpu();
-    smem.ticket[consumer] = atomic_add_gpu(ticket, 1);
-    fence_acq_rel_gpu();
-  }
-  named_barrier_sync(barrier, kEpilogueThreads);
-  last = smem.ticket[consumer] == static_cast<uint32_t>(item.parts - 1);
-  if (last && t == 0) *ticket = 0;  // every part has taken its ticket: zero again for the next launch
-  // END SOLUTION step10
-  return last;
-}
-
 // The epilogue of consumer `consumer`: epilogue warpgroup `consumer` of each CTA, 128 threads,
-// thread t owns row t of the CTA's block `consumer`. For each work item: wait for accumulator
+// thread t owns row t of the CTA's block `consumer`. For each tile: wait for accumulator
 // `consumer`, then one 64-column box at a time: read it (TMEM -> registers), then stage it as fp16
 // in this warpgroup's buffer and store it (TMA, store_box); after the last box's read, release the
-// accumulator on the leader's ld2mma[consumer]. A part of a split tile stores each box to its own
-// slot in global memory instead (store_partial), and releases the accumulator the same way; then it
-// takes a ticket (reduce_split), and only the last part to finish adds the parts' slots up box by
-// box (sum_partials) and stores each box through store_box.
+// accumulator on the leader's ld2mma[consumer].
 __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap* map_d, const TileScheduler& sched,
-                                         const SplitK& split, const SplitScratch& scratch, int64_t M, int64_t N,
-                                         uint32_t tmem_acc, int consumer) {
+                                         int64_t M, int64_t N, uint32_t tmem_acc, int consumer) {
   const int t = static_cast<int>(threadIdx.x) % kEpilogueThreads;  // 0 .. 127: the row in the block
   const int warp = warp_id();
   const uint32_t rank = cluster_ctarank();
@@ -424,29 +300,19 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap*
   acc = tmem_acc + static_cast<uint32_t>(consumer) * kTileN;
   barrier = kEpilogueBarrier + static_cast<uint32_t>(consumer);
   // END SOLUTION step10
-  int64_t local = 0;  // this cluster's item count
-  for (WorkCursor cursor = split.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance(), ++local) {
-    const WorkItem item = split.item(cursor.unit);
+  int64_t local = 0;  // this cluster's tile count
+  for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance(), ++local) {
     int64_t m0 = 0, n0 = 0;  // the block's first row and column
     // False for a block that starts past M (a phantom tile's, or block 1 of a tile that ends in
     // block 0): it computes, but writes nothing. It runs the epilogue like any other block (its
-    // warpgroup still releases the accumulator after reading it) and only skips the TMA stores,
-    // and, in a split tile, the split reduction.
+    // warpgroup still releases the accumulator after reading it) and only skips the TMA stores.
     bool writes = false;
-    // True for a part of a split tile whose block writes: it stores its accumulator to its slot.
-    // Every part of the tile agrees (M, the unit and the rank decide): all take a ticket, or none.
-    bool partial = false;
-    // BEGIN SOLUTION step10: this CTA's tile is sched.tile(item.unit, rank), its origin (tile.m * 256, tile.n * 256); this warpgroup's block starts kBlockM * consumer rows further (64-bit); it writes D only if the block starts before M; it is a partial sum for a split item (item.parts > 1) of a block that writes.
-    const Tile tile = sched.tile(item.unit, static_cast<int>(rank));
+    // BEGIN SOLUTION step10: this CTA's tile is sched.tile(cursor.unit, rank), its origin (tile.m * 256, tile.n * 256); this warpgroup's block starts kBlockM * consumer rows further (64-bit); it writes D only if the block starts before M.
+    const Tile tile = sched.tile(cursor.unit, static_cast<int>(rank));
     m0 = tile.m * kTileM + consumer * kBlockM;
     n0 = tile.n * kTileN;
     writes = m0 < M;
-    partial = item.parts > 1 && writes;
     // END SOLUTION step10
-    // This part's slot for the block and the block's ticket (SplitScratch), for a partial sum only.
-    float4* const slot = partial ? split_slot(scratch, item, item.part, rank, consumer) : nullptr;
-    uint32_t* const ticket =
-        partial ? scratch.tickets + (item.split * kClusterM + rank) * kConsumers + consumer : nullptr;
 
     // BEGIN SOLUTION step07: wait on mma2ld[consumer] with parity local & 1; it completes once per tile.
     // Only the mbarrier tells that the MMAs have completed (a thread barrier would prove only that
@@ -462,7 +328,6 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap*
     // Step 9 read the whole row (256 columns, 128 registers as fp16) before releasing the
     // accumulator; with eleven warps a thread has too few registers for that (it spills), so each box
     // is read just before it is staged, and the accumulator is released after the last box's loads.
-    // A partial sum goes TMEM -> registers -> its slot in global memory instead, box by box alike.
 #pragma unroll
     for (int b = 0; b < kStoreBoxes; ++b) {
       uint32_t v[kStoreCols / kLdColumns][kLdColumns];  // columns 64 b + 32 c .. +31 of this thread's row, fp32 bits
@@ -487,24 +352,8 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap*
         mbarrier_arrive_cluster(&smem.ld2mma[consumer], 0);
         // END SOLUTION step10
       }
-      // BEGIN SOLUTION step10: a partial sum stores the box to its slot (store_partial); any other block stages and stores it (store_box).
-      if (partial) {
-        store_partial(slot, v, b, t);
-      } else {
-        store_box(smem, map_d, v, m0, n0, N, writes, b, consumer, t, barrier);
-      }
-      // END SOLUTION step10
-    }
-
-    // BEGIN SOLUTION step10: a partial sum takes its ticket (reduce_split); all but the last part are done with the item; the last adds the parts up box by box (sum_partials) and stores each box (store_box).
-    if (!partial || !reduce_split(smem, ticket, item, consumer, t, barrier)) continue;
-#pragma unroll 1  // once per split tile: unrolled, it would only make the kernel longer
-    for (int b = 0; b < kStoreBoxes; ++b) {
-      uint32_t v[kStoreCols / kLdColumns][kLdColumns];
-      sum_partials(scratch, item, rank, consumer, v, b, t);
       store_box(smem, map_d, v, m0, n0, N, writes, b, consumer, t, barrier);
     }
-    // END SOLUTION step10
   }
   // The CTA's shared memory is released when it exits: the last store must have read it first.
   // (Its writes to D may still be in flight; the kernel's completion covers them.)
@@ -513,8 +362,7 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap*
 
 __global__ void __launch_bounds__(kThreads)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-           const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int group_m, SplitK split,
-           SplitScratch scratch) {
+           const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int64_t K, int group_m) {
   SharedStorage& smem = dynamic_smem<SharedStorage>();
   const int warp = warp_id();
   const uint32_t rank = cluster_ctarank();
@@ -557,15 +405,16 @@ __global__ void __launch_bounds__(kThreads)
   tcgen05_fence_after_thread_sync();
   const uint32_t tmem_acc = smem.tmem_base;  // lane 0, first allocated column
 
+  const int64_t k_slices = (K + kTileK - 1) / kTileK;
   const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, kClusterM, group_m);
 
   // BEGIN SOLUTION step10: warp kProducerWarp: one elected thread runs producer(); warp kFirstMmaWarp + i: in the leader CTA only (cluster rank 0), one elected thread runs mma() for consumer i; warpgroup i (warps 4 i .. 4 i + 3) runs epilogue() for consumer i. Every thread then falls through to the teardown.
   if (warp == kProducerWarp) {
-    if (elect_one_sync()) producer(smem, &map_a, &map_b, sched, split);
+    if (elect_one_sync()) producer(smem, &map_a, &map_b, sched, k_slices);
   } else if (warp >= kFirstMmaWarp) {
-    if (rank == 0 && elect_one_sync()) mma(smem, split, tmem_acc, warp - kFirstMmaWarp);
+    if (rank == 0 && elect_one_sync()) mma(smem, sched, k_slices, tmem_acc, warp - kFirstMmaWarp);
   } else {
-    epilogue(smem, &map_d, sched, split, scratch, M, N, tmem_acc, warpgroup_id());
+    epilogue(smem, &map_d, sched, M, N, tmem_acc, warpgroup_id());
   }
   // END SOLUTION step10
 
@@ -585,17 +434,13 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// The launcher with its knobs exposed: `group_m`, the L2 group size, `clusters`, the grid in
-// clusters (<= 0: every cluster that fits on the GPU at once, the persistent grid), and the split
-// of the last wave: at least `min_split_slices` K slices per part, at most `max_splits` parts (1:
-// no split). run() uses kGroupM, the persistent grid, kMinSplitSlices and kMaxSplits. Every grid
-// and split computes a correct D; its float rounding depends on both (the K order of a tile follows
-// its worker's turn, and a split tile adds its parts in part order).
-Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters, int min_split_slices,
-                int max_splits) {
+// The launcher with its two knobs exposed: `group_m`, the L2 group size, and `clusters`, the grid
+// in clusters (<= 0: every cluster that fits on the GPU at once, the persistent grid). run() uses
+// kGroupM and the persistent grid. Every grid computes a correct D; its float rounding depends on
+// the grid, which sets the turn, and so the K order, of each tile (k_slice_in_turn).
+Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters) {
   if (Status s = check_problem(Contract::general, p); !s.ok()) return s;
   const TileScheduler sched((p.m + kTileM - 1) / kTileM, (p.n + kTileN - 1) / kTileN, kClusterM, group_m);
-  const int64_t k_slices = (p.k + kTileK - 1) / kTileK;
   // The tensor maps: A (M x K) in boxes of one K slice of a tile (both blocks, 256 rows), B (N x K)
   // in boxes of one K slice of half a tile (each CTA of the pair loads one half), D (M x N) in boxes
   // of 64 columns of a block; all in the 128-byte swizzle that the MMA descriptors describe.
@@ -609,33 +454,17 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters
   cfg.smem_bytes = smem_bytes<SharedStorage>();
   cfg.stream = stream;
   // The persistent grid: the clusters resident at once (one CTA per SM, both CTAs of a cluster in
-  // one GPC), and the work split for that many; SplitK::grid then says how many to launch (every
-  // cluster with an item when the last wave is split, else the grid of whole waves). An explicit
-  // `clusters` is taken as it is: with more clusters than items, some find no work and just exit
-  // (both CTAs alike).
-  const bool persistent = clusters <= 0;
-  if (persistent)
+  // one GPC), trimmed to whole waves: balanced_grid keeps the fewest clusters that run the work
+  // units in as many waves, never more than units. An explicit `clusters` is taken as it is: with
+  // more clusters than units, some find no work and just exit (both CTAs alike).
+  if (clusters <= 0) {
     if (Status s = resident_clusters(kernel, kThreads, cfg.smem_bytes, kClusterM, &clusters); !s.ok()) return s;
-  const SplitK split(sched.num_work(), clusters, k_slices, min_split_slices, max_splits);
-  if (persistent) clusters = static_cast<int>(split.grid());
-  cfg.grid = dim3(static_cast<unsigned>(clusters * kClusterM));
-  // The split tiles' tickets and partial sums, in this stream's scratch (zero tickets, left zero).
-  SplitScratch scratch;
-  if (split.parts() > 1) {
-    const size_t consumers = static_cast<size_t>(split.split_units()) * kClusterM * kConsumers;
-    Scratch buffers;
-    if (Status s =
-            stream_scratch(stream, consumers, consumers * split.parts() * kPartialFloat4s * sizeof(float4), &buffers);
-        !s.ok())
-      return s;
-    scratch.partials = static_cast<float4*>(buffers.data);
-    scratch.tickets = buffers.counters;
+    clusters = static_cast<int>(balanced_grid(sched.num_work(), clusters));
   }
-  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, group_m, split, scratch);
+  cfg.grid = dim3(static_cast<unsigned>(clusters * kClusterM));
+  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, group_m);
 }
 
-Status run(const Problem& p, cudaStream_t stream) {
-  return run_with(p, stream, kGroupM, /*clusters=*/0, kMinSplitSlices, kMaxSplits);
-}
+Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kGroupM, /*clusters=*/0); }
 
 }  // namespace gemm::step10::blackwell

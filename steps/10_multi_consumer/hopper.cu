@@ -1,36 +1,34 @@
 // GEMM, step by step -- hopper track (sm_90a: H100, H200), step 10 of 10: multi-consumer.
 //
 //   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer
+//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
 //
 // D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: a resident grid of 2-CTA
 // clusters (step 9's multicast of B kept) that loop over output tiles of 128x256, each CTA split
 // into one producer and TWO consumer warpgroups.
-// The lesson (changed from step 9): more math per byte and per barrier.
-//   - The CTA tile doubles, to 128x256 (or 256x128, -DGEMM_STEP10_TILE_M=256; README.md measures
-//     both). One warpgroup cannot hold it: 128x256 f32 accumulators are 256 registers per thread,
-//     more than a thread may have. So two consumer warpgroups share the tile, each its own half of
-//     the rows, and the producer feeds both from one ring.
-//   - Each K slice's bytes now feed twice the math: 48 KB per slice for 2 x 64 x 256 x 64 MACs,
-//     against 32 KB for half of that in step 9. With B multicast across the cluster, a CTA loads
-//     only 32 KB of it from L2.
-//   - A stage is free once all sixteen consumer warps of the cluster (four per warpgroup, two
-//     warpgroups in each of two CTAs) have released it: `empty` counts 2 x 2 x 4 arrivals.
-//   - Each consumer warpgroup stores its own rows with its own named barrier and staging buffer,
-//     so neither waits for the other's epilogue.
-//   - 384 threads, one CTA per SM: setmaxnreg gives the producer 40 registers and each consumer
-//     thread 232 (128 of them accumulators).
-// And one more, because a bigger tile leaves fewer tiles to share out: the last, partial wave of
-// tiles is split along K (SplitK, common/scheduler.cuh), so that every cluster has work in it. The
-// parts of a split tile meet in global memory; the part that finishes last adds them up and stores
-// the tile.
+//
+// What this step adds (to step 9): more math per byte and per barrier.
+//   1. The CTA tile doubles, to 128x256 (or 256x128, -DGEMM_STEP10_TILE_M=256; NOTES.md measures
+//      both). One warpgroup cannot hold it: 128x256 f32 accumulators are 256 registers per thread,
+//      more than a thread may have. So two consumer warpgroups share the tile, each its own half of
+//      the rows, and the producer feeds both from one ring.
+//   2. Each K slice's bytes now feed twice the math: 48 KB per slice for 2 x 64 x 256 x 64 MACs,
+//      against 32 KB for half of that in step 9. With B multicast across the cluster, a CTA loads
+//      only 32 KB of it from L2. Four such stages fit beside the staging buffers, not five.
+//   3. A stage is free once all sixteen consumer warps of the cluster (four per warpgroup, two
+//      warpgroups in each of two CTAs) have released it: `empty` counts 2 x 2 x 4 arrivals.
+//   4. Each consumer warpgroup stores its own rows with its own named barrier and staging buffer,
+//      so neither waits for the other's epilogue; it stages one 64-column box while the TMA store
+//      of the box before it may still read another slot of its buffer. A consumer whose rows lie
+//      wholly past M (the second half of the last tile row) stores nothing.
+//   5. 384 threads, one CTA per SM: setmaxnreg gives the producer 40 registers and each consumer
+//      thread 232 (128 of them accumulators).
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
 #include "common/cluster.cuh"
 #include "common/device.cuh"
 #include "common/fence.cuh"
-#include "common/global_memory.cuh"
 #include "common/hopper/setmaxnreg.cuh"
 #include "common/hopper/wgmma.cuh"
 #include "common/hopper/wgmma_desc.cuh"
@@ -40,7 +38,6 @@
 #include "common/pipeline.cuh"
 #include "common/problem.h"
 #include "common/scheduler.cuh"
-#include "common/scratch.h"
 #include "common/smem.cuh"
 #include "common/swizzle.cuh"
 #include "common/tensor_map.h"
@@ -85,7 +82,7 @@ constexpr int kThreads = (1 + kConsumers) * kWarpgroupSize;
 // 168 registers; setmaxnreg moves them from the producer to the consumers, and the totals must
 // match exactly (an .inc that finds too few registers in the CTA's pool waits for ever).
 constexpr int kCtasPerSm = 1;
-constexpr int kProducerRegs = 40;  // step 9's: at 24 the cluster bookkeeping spills
+constexpr int kProducerRegs = 40;  // 3 x 168 - 2 x 232: what the consumers leave
 constexpr int kConsumerRegs = 232;
 static_assert(kProducerRegs + kConsumers * kConsumerRegs == (1 + kConsumers) * 168,
               "setmaxnreg: the warpgroups' registers must add up to what the launch gave the CTA");
@@ -108,19 +105,6 @@ static_assert(kStageBytes == 49152, "A + B of a 128 x 256 tile, 64 wide in K, fp
 constexpr uint32_t kReleaseArrivals = kClusterM * kConsumers * (kWarpgroupSize / kWarpSize);
 // Tile rows per L2 group of the scheduler: step 6's value.
 constexpr int kGroupM = 16;
-// Splitting the last wave: each part gets at least kMinSplitSlices K slices, at most kMaxSplits
-// parts. A split costs each part a 64 KB store per consumer, a GPU-wide fence and a ticket, and the
-// last part the loads of every part's sum: about as long as several K slices of math, so a part
-// must save more slices than that (NOTES.md: at 1024^3, two parts of 8 slices are slower than none).
-constexpr int kMinSplitSlices = 12;
-#if defined(GEMM_STEP10_MAX_SPLITS)
-constexpr int kMaxSplits = GEMM_STEP10_MAX_SPLITS;  // 1: no split (NOTES.md measures both)
-#else
-constexpr int kMaxSplits = 16;
-#endif
-// A consumer's rows of a split tile in fp32: its 128 threads' 128 accumulators, as float4s in the
-// order [register / 4][thread] (a warp's 32 float4 accesses are 512 contiguous bytes).
-constexpr int kPartialFloat4s = kConsumerHalves * kAccRegs / 4 * kWarpgroupSize;
 // What one CTA may have on the GPUs of this track (H100, H200: 227 KB of dynamic shared memory).
 constexpr size_t kSmemLimit = 227 * 1024;
 
@@ -132,21 +116,11 @@ struct alignas(1024) SharedStorage {
   __half d[kConsumers][kStagingBoxes][kConsumerRows * kStoreCols];  // each consumer's staging, read by TMA
   uint64_t full[kStages];                                           // mbarrier: the K slice has landed
   uint64_t empty[kStages];                                          // mbarrier: every consumer is done
-  uint32_t ticket[kConsumers];                                      // each consumer's split ticket
 };
 static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b[0]) % 1024 == 0 &&
                   sizeof(SharedStorage::d[0][0]) % 1024 == 0,
               "every tile must start on a 1024-byte boundary");
 static_assert(sizeof(SharedStorage) <= kSmemLimit, "the ring and the staging buffers must fit in shared memory");
-
-// Where the parts of the split tiles meet (SplitK): for split unit u, part p, CTA rank r and
-// consumer c, a partial sum at partials + (((u x parts + p) x kClusterM + r) x kConsumers + c) x
-// kPartialFloat4s, and a ticket counter at tickets[(u x kClusterM + r) x kConsumers + c]. The
-// tickets are zero before a launch and are left zero after it.
-struct SplitScratch {
-  float4* partials = nullptr;
-  uint32_t* tickets = nullptr;
-};
 
 // Loads K slice `k_slice` of the tile at (m0, n0) into the producer's next stage, once that stage is
 // free in both CTAs, and moves the producer on: this CTA's A box, and B rows n0 + kBRowsPerCta rank
@@ -172,17 +146,16 @@ __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kS
 // every K slice of this CTA's tile of each into the ring; load_slice waits for a free stage. Both
 // CTAs of the cluster walk the same units, so their rings advance in step.
 __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap* map_a, const CUtensorMap* map_b,
-                                         const TileScheduler& sched, const SplitK& split) {
+                                         const TileScheduler& sched, int64_t k_slices) {
   PipelineState<kStages> write;  // the stage the producer fills next, across tiles
   const uint32_t rank = cluster_ctarank();
-  // BEGIN SOLUTION step09: for each of this cluster's work items (split.begin(cluster_id_x(), cluster_count_x())), load K slices item.k_begin .. item.k_end - 1, the i-th being k_slice_in_turn(turn, i, item.k_begin, item.k_end) with turn = cursor.turn(), worked out once per tile, of this CTA's tile of the item's unit, sched.tile(unit, rank), with load_slice (a phantom tile past M is loaded too: the peer expects its half of B).
-  for (WorkCursor cursor = split.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
-    const WorkItem item = split.item(cursor.unit);
-    const Tile tile = sched.tile(item.unit, static_cast<int>(rank));
+  // BEGIN SOLUTION step09: for each of this cluster's work units (sched.begin(cluster_id_x(), cluster_count_x())), load this CTA's tile, sched.tile(unit, rank), with load_slice, the i-th K slice being k_slice_in_turn(turn, i, 0, k_slices) with turn = cursor.turn(), worked out once per tile (a phantom tile past M is loaded too: the peer expects its half of B).
+  for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
+    const Tile tile = sched.tile(cursor.unit, static_cast<int>(rank));
     const int64_t turn = cursor.turn();  // once per tile: a 64-bit division
-    for (int64_t i = 0; i < item.k_end - item.k_begin; ++i)
-      load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN,
-                 k_slice_in_turn(turn, i, item.k_begin, item.k_end), rank);
+    for (int64_t i = 0; i < k_slices; ++i)
+      load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN, k_slice_in_turn(turn, i, 0, k_slices),
+                 rank);
   }
   // END SOLUTION step09
   // BEGIN SOLUTION step09: the tail: wait on empty for the next kStages positions of the ring (the releases of the last slices, the peer's remote arrives among them, which no load waited for) before the CTA may exit.
@@ -295,87 +268,22 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const float (&acc)
   }
 }
 
-// One consumer warpgroup's part of a split tile (SplitK): stores its partial sum to its own slot in
-// global memory, then takes a ticket. The part that takes the last ticket (parts - 1) adds every
-// part's slot into `acc`, in part order (so D does not depend on which part finished last), and
-// returns true: it stores the tile. The others return false. `t` is the thread's index in its
-// warpgroup.
-__device__ __forceinline__ bool reduce_split(SharedStorage& smem, float (&acc)[kConsumerHalves][kAccRegs],
-                                             const SplitScratch& scratch, const WorkItem& item, uint32_t rank, int c,
-                                             int t) {
-  const uint32_t bar = kFirstEpilogueBarrier + c;
-  auto slot = [&](int part) {
-    return scratch.partials +
-           (((item.split * item.parts + part) * kClusterM + rank) * kConsumers + c) * kPartialFloat4s;
-  };
-  uint32_t* ticket = scratch.tickets + (item.split * kClusterM + rank) * kConsumers + c;
-  // BEGIN SOLUTION step10: store acc to slot(item.part) (registers 4i .. 4i + 3 at [i * kWarpgroupSize + t]), sync the warpgroup; thread 0 fences (release), takes a ticket (atomic_add_gpu) into smem.ticket[c], fences (acquire); sync again; all but the last part return false; the last sums slots 0 .. parts - 1 in order into acc (as float2 halves) and resets the ticket to 0 (then it returns true).
-  float4* mine = slot(item.part);
-#pragma unroll
-  for (int i = 0; i < kConsumerHalves * kAccRegs / 4; ++i) {
-    const float* a = &acc[4 * i / kAccRegs][4 * i % kAccRegs];
-    mine[i * kWarpgroupSize + t] = make_float4(a[0], a[1], a[2], a[3]);
-  }
-  // The named barrier orders every thread's stores before thread 0's release fence, which makes
-  // them visible GPU-wide before its ticket (fences are cumulative); thread 0's acquire fence after
-  // its ticket orders every part's stores, released before their tickets, before the second barrier
-  // and so before any thread's loads below in the last part.
-  named_barrier_sync(bar, kWarpgroupSize);
-  if (t == 0) {
-    fence_acq_rel_gpu();
-    smem.ticket[c] = atomic_add_gpu(ticket, 1);
-    fence_acq_rel_gpu();
-  }
-  named_barrier_sync(bar, kWarpgroupSize);
-  if (smem.ticket[c] != static_cast<uint32_t>(item.parts - 1)) return false;
-  // Loaded as float2 halves: a float4 must land in an aligned register quad, which the accumulators
-  // need not be (ptxas would spill to make one).
-  for (int part = 0; part < item.parts; ++part) {
-    const float2* halves = reinterpret_cast<const float2*>(slot(part));
-    if (part == 0) {
-#pragma unroll
-      for (int i = 0; i < kConsumerHalves * kAccRegs / 2; ++i) {
-        const float2 h = halves[(i / 2 * kWarpgroupSize + t) * 2 + i % 2];
-        float* a = &acc[2 * i / kAccRegs][2 * i % kAccRegs];
-        a[0] = h.x;
-        a[1] = h.y;
-      }
-    } else {
-#pragma unroll
-      for (int i = 0; i < kConsumerHalves * kAccRegs / 2; ++i) {
-        const float2 h = halves[(i / 2 * kWarpgroupSize + t) * 2 + i % 2];
-        float* a = &acc[2 * i / kAccRegs][2 * i % kAccRegs];
-        a[0] += h.x;
-        a[1] += h.y;
-      }
-    }
-  }
-  if (t == 0) *ticket = 0;  // every part has taken its ticket: zero again for the next launch
-  // END SOLUTION step10
-  return true;
-}
-
-// A consumer warpgroup (`c` = 0 or 1). For each of this cluster's work items, in the producer's
-// order: the main loop over its rows of this CTA's tile (the item's K slices), then their epilogue,
-// skipped where the rows all lie past M (a phantom tile, or the second consumer's half of the last
-// tile row: its slices were still consumed and released, as the peer's ring depends on it; every
-// part of a split tile skips alike) and for a part of a split tile that is not the last to finish.
+// A consumer warpgroup (`c` = 0 or 1). For each of this cluster's work units, in the producer's
+// order: the main loop over its rows of this CTA's tile, then their epilogue, skipped where the rows
+// all lie past M (a phantom tile, or the second consumer's half of the last tile row: its slices
+// were still consumed and released, as the peer's ring depends on it).
 __device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap* map_d, const TileScheduler& sched,
-                                         const SplitK& split, const SplitScratch& scratch, int64_t M, int64_t N,
-                                         int c) {
+                                         int64_t M, int64_t N, int64_t k_slices, int c) {
   const int t = static_cast<int>(threadIdx.x) % kWarpgroupSize;
   const uint32_t rank = cluster_ctarank();
   PipelineState<kStages> read;           // the stage this consumer multiplies next, across tiles
   float acc[kConsumerHalves][kAccRegs];  // this consumer's kConsumerRows rows of the tile
-  for (WorkCursor cursor = split.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
-    const WorkItem item = split.item(cursor.unit);
-    const Tile tile = sched.tile(item.unit, static_cast<int>(rank));
-    // BEGIN SOLUTION step10: consumer c owns rows m0 = tile.m * kTileM + c * kConsumerRows .. + kConsumerRows - 1 of the tile: run mma_tile on them over the item's K slices, then (for a valid tile with m0 < M, and for a split item only if reduce_split says this part is the last) the epilogue at row m0.
-    mma_tile(smem, read, acc, c * kConsumerRows, item.k_end - item.k_begin);
+  for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
+    const Tile tile = sched.tile(cursor.unit, static_cast<int>(rank));
+    // BEGIN SOLUTION step10: consumer c owns rows m0 = tile.m * kTileM + c * kConsumerRows .. + kConsumerRows - 1 of the tile: run mma_tile on them, then (for a valid tile with m0 < M) the epilogue at row m0.
+    mma_tile(smem, read, acc, c * kConsumerRows, k_slices);
     const int64_t m0 = tile.m * kTileM + c * kConsumerRows;
-    if (!tile.valid || m0 >= M) continue;
-    if (item.parts > 1 && !reduce_split(smem, acc, scratch, item, rank, c, t)) continue;
-    epilogue(smem, acc, map_d, m0, tile.n * kTileN, N, c, t);
+    if (tile.valid && m0 < M) epilogue(smem, acc, map_d, m0, tile.n * kTileN, N, c, t);
     // END SOLUTION step10
   }
   // The CTA's shared memory is released when it exits: the last store must have read it first.
@@ -385,8 +293,7 @@ __device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap*
 
 __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-           const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int group_m, SplitK split,
-           SplitScratch scratch) {
+           const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int64_t K, int group_m) {
   SharedStorage& smem = dynamic_smem<SharedStorage>();
 
   if (threadIdx.x == 0) {
@@ -406,32 +313,29 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   cluster_arrive_relaxed();
   // END SOLUTION step09
 
+  const int64_t k_slices = (K + kTileK - 1) / kTileK;
   const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, kClusterM, group_m);
 
   // BEGIN SOLUTION step10: warpgroup kProducerWarpgroup lowers its registers to kProducerRegs and one elected thread of its first warp runs producer(); warpgroups 1 and 2 raise theirs to kConsumerRegs and run consumer() as consumers 0 and 1. Each warpgroup waits on the cluster barrier (cluster_wait) right after its setmaxnreg.
   if (warpgroup_id() == kProducerWarpgroup) {
     setmaxnreg_dec<kProducerRegs>();  // the whole warpgroup executes it (.sync.aligned)
     cluster_wait();                   // both CTAs' barriers are initialised: the arrive above
-    if (warp_id() == 0 && elect_one_sync()) producer(smem, &map_a, &map_b, sched, split);
+    if (warp_id() == 0 && elect_one_sync()) producer(smem, &map_a, &map_b, sched, k_slices);
   } else {
     setmaxnreg_inc<kConsumerRegs>();
     cluster_wait();
-    consumer(smem, &map_d, sched, split, scratch, M, N, warpgroup_id() - kFirstConsumerWarpgroup);
+    consumer(smem, &map_d, sched, M, N, k_slices, warpgroup_id() - kFirstConsumerWarpgroup);
   }
   // END SOLUTION step10
 }
 
-// The launcher with its knobs exposed: `group_m`, the L2 group size, `clusters`, the grid in
-// clusters (<= 0: every cluster that fits on the GPU at once, the persistent grid), and the split
-// of the last wave: at least `min_split_slices` K slices per part, at most `max_splits` parts (1:
-// no split). run() uses kGroupM, the persistent grid, kMinSplitSlices and kMaxSplits. Every grid
-// and split computes a correct D; its float rounding depends on both (the K order of a tile follows
-// its worker's turn, and a split tile adds its parts in part order).
-Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters, int min_split_slices,
-                int max_splits) {
+// The launcher with its two knobs exposed: `group_m`, the L2 group size, and `clusters`, the grid
+// in clusters (<= 0: every cluster that fits on the GPU at once, the persistent grid). run() uses
+// kGroupM and the persistent grid. Every grid computes a correct D; its float rounding depends on
+// the grid, which sets the turn, and so the K order, of each tile (k_slice_in_turn).
+Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters) {
   if (Status s = check_problem(Contract::general, p); !s.ok()) return s;
   const TileScheduler sched((p.m + kTileM - 1) / kTileM, (p.n + kTileN - 1) / kTileN, kClusterM, group_m);
-  const int64_t k_slices = (p.k + kTileK - 1) / kTileK;
   // The tensor maps: A (M x K) in boxes of one K slice of a tile, B (N x K) in boxes of one K slice
   // of half a tile (each CTA loads one half), D (M x N) in boxes of one consumer's rows x 64
   // columns; all in the 128-byte swizzle that the wgmma descriptors describe.
@@ -445,33 +349,17 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters
   cfg.smem_bytes = smem_bytes<SharedStorage>();
   cfg.stream = stream;
   // The persistent grid: the clusters resident at once (one CTA per SM, both CTAs of a cluster in
-  // one GPC), and the work split for that many; SplitK::grid then says how many to launch (every
-  // cluster with an item when the last wave is split, else the grid of whole waves). An explicit
-  // `clusters` is taken as it is: with more clusters than items, some find no work and just exit
-  // (both CTAs alike).
-  const bool persistent = clusters <= 0;
-  if (persistent)
+  // one GPC), trimmed to whole waves: balanced_grid keeps the fewest clusters that run the work
+  // units in as many waves, never more than units. An explicit `clusters` is taken as it is: with
+  // more clusters than units, some find no work and just exit (both CTAs alike).
+  if (clusters <= 0) {
     if (Status s = resident_clusters(kernel, kThreads, cfg.smem_bytes, kClusterM, &clusters); !s.ok()) return s;
-  const SplitK split(sched.num_work(), clusters, k_slices, min_split_slices, max_splits);
-  if (persistent) clusters = static_cast<int>(split.grid());
-  cfg.grid = dim3(static_cast<unsigned>(clusters * kClusterM));
-  // The split tiles' tickets and partial sums, in this stream's scratch (zero tickets, left zero).
-  SplitScratch scratch;
-  if (split.parts() > 1) {
-    const size_t consumers = static_cast<size_t>(split.split_units()) * kClusterM * kConsumers;
-    Scratch buffers;
-    if (Status s =
-            stream_scratch(stream, consumers, consumers * split.parts() * kPartialFloat4s * sizeof(float4), &buffers);
-        !s.ok())
-      return s;
-    scratch.partials = static_cast<float4*>(buffers.data);
-    scratch.tickets = buffers.counters;
+    clusters = static_cast<int>(balanced_grid(sched.num_work(), clusters));
   }
-  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, group_m, split, scratch);
+  cfg.grid = dim3(static_cast<unsigned>(clusters * kClusterM));
+  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, group_m);
 }
 
-Status run(const Problem& p, cudaStream_t stream) {
-  return run_with(p, stream, kGroupM, /*clusters=*/0, kMinSplitSlices, kMaxSplits);
-}
+Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kGroupM, /*clusters=*/0); }
 
 }  // namespace gemm::step10::hopper

@@ -158,7 +158,7 @@ TEST_P(BadInput, SizeAbove2To31) {
   }
 }
 
-// Steps 1 and 2 compute fixed shapes: any other (here legal for steps 3-10) is refused.
+// Steps 1 and 2 compute fixed shapes: any other (here legal from step 3 on) is refused.
 TEST_P(BadInput, ShapeOutsideFixedShapeStep) {
   if (contract() == Contract::general) GTEST_SKIP() << "step " << step_info().number << " has no fixed shape";
   expect_refused(with_shape(256, 128, 64), shape_rule(""));

@@ -83,6 +83,28 @@ TEST(BlackwellIdesc, FieldByField) {
   EXPECT_EQ(bits(b, 24, 28), 4u);  // 64 >> 4
 }
 
+// Step 9's pair MMA, M256 N128 with cta_group::2 (the idesc holds the PAIR's M: 2 CTAs x 128 rows;
+// N a multiple of 16 in [16, 256]), field by field from the table: dtype F32 = 1 at bits 4-5 ->
+// 1 << 4 = 0x10; atype = btype = F16 = 0 (bits 7-9, 10-12); no negation, K-major A and B (bits
+// 13-16 = 0); N >> 3 = 128 / 8 = 16 at bits 17-22 -> 16 << 17 = 0x200000; M >> 4 = 256 / 16 = 16 at
+// bits 24-28 -> 16 << 24 = 0x10000000. Sum: 0x10000000 | 0x200000 | 0x10 = 0x10200010. Against step
+// 8's M128 N128 (0x08200010) only the M field differs: 16 instead of 8.
+TEST(BlackwellIdesc, PairM256N128) {
+  const uint32_t d = make_idesc_f16(2, 256, 128);
+  EXPECT_EQ(d, 0x10200010u);
+  EXPECT_EQ(bits(d, 0, 3), 0u);     // dense, no saturate
+  EXPECT_EQ(bits(d, 4, 5), 1u);     // dtype F32
+  EXPECT_EQ(bits(d, 6, 6), 0u);     // reserved
+  EXPECT_EQ(bits(d, 7, 12), 0u);    // atype, btype F16
+  EXPECT_EQ(bits(d, 13, 16), 0u);   // no negation, A and B K-major
+  EXPECT_EQ(bits(d, 17, 22), 16u);  // N >> 3 = 128 / 8
+  EXPECT_EQ(bits(d, 23, 23), 0u);   // reserved
+  EXPECT_EQ(bits(d, 24, 28), 16u);  // M >> 4 = 256 / 16
+  EXPECT_EQ(bits(d, 29, 31), 0u);   // reserved, no .ws max shift
+  EXPECT_TRUE(idesc_f16_shape_ok(2, 256, 128));
+  static_assert(make_idesc_f16(2, 256, 128) == 0x10200010u, "a constant expression, as step 9's kIdesc");
+}
+
 TEST(BlackwellIdesc, ShapeRules) {
   // cta_group::1: M in {64, 128}; M = 64: N % 8, 8..256; M = 128: N % 16, 16..256 (the stricter
   // DeepGEMM rule; the PTX table allows steps of 8 for both).
@@ -166,6 +188,18 @@ TEST(BlackwellSmemDesc, K16Advance) {
   EXPECT_EQ(make_smem_desc_k_sw128(0x8400 + 32) - make_smem_desc_k_sw128(0x8400), 2ull);
   // A tile 16 KiB further (the B tile after a 128 x 64 A tile): 0x4400 >> 4 = 0x440.
   EXPECT_EQ(make_smem_desc_k_sw128(0x4400), 0x4000404000010440ull);
+}
+
+TEST(BlackwellSmemDesc, HalfBTileOfThePair) {
+  // Step 9: each CTA holds 64 rows of B per stage (8 KB: eight 8-row groups of 1024 B). The
+  // descriptor does not encode the row count (the MMA's N / 2 does): SBO stays 1024 B (field 64),
+  // layout SWIZZLE_128B, LBO field 1. Stage 1 of B behind eight 16 KB A stages: 8 x 0x4000 + 0x2000
+  // = 0x22000 -> start field 0x22000 >> 4 = 0x2200; 0x4000'4040'0001'0000 | 0x2200.
+  EXPECT_EQ(make_smem_desc_k_sw128(0x22000), 0x4000404000012200ull);
+  // The next stage, 8 KB on (still 1024-byte aligned): 0x24000 >> 4 = 0x2400.
+  EXPECT_EQ(make_smem_desc_k_sw128(0x24000), 0x4000404000012400ull);
+  // Its last k16 step, + 3 x 32 B = 0x24060 -> 0x2406.
+  EXPECT_EQ(make_smem_desc_k_sw128(0x24060), 0x4000404000012406ull);
 }
 
 TEST(BlackwellSmemDesc, StartAddressField) {
@@ -274,11 +308,11 @@ TEST(BlackwellMma, KPerInstruction) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// CTA pairs (cta_group::2, steps 9-10): the ctaMask of a commit multicast to both CTAs of the pair.
+// CTA pairs (cta_group::2, steps 9-11): the ctaMask of a commit multicast to both CTAs of the pair.
 // ---------------------------------------------------------------------------------------------
 
 TEST(BlackwellCtaPair, MulticastMask) {
-  // ctaMask bit r names %cluster_ctarank r. The pair of ranks 0 and 1 (a 2x1 cluster, steps 9-10):
+  // ctaMask bit r names %cluster_ctarank r. The pair of ranks 0 and 1 (a 2x1 cluster, steps 9-11):
   // (1 << 0) | (1 << 1) = 0b11 = 0x3, from either CTA of the pair.
   EXPECT_EQ(gemm::cta_pair_mask(0), 0x3u);
   EXPECT_EQ(gemm::cta_pair_mask(1), 0x3u);

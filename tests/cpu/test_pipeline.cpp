@@ -49,16 +49,6 @@ TEST(Pipeline, OneStageFlipsEveryStep) {
   EXPECT_EQ(s.phase, 0u);
 }
 
-TEST(Pipeline, UsableInConstantExpressions) {
-  constexpr auto after = [] {
-    PipelineState<3> s;
-    for (int i = 0; i < 4; ++i) s.advance();
-    return s;
-  }();
-  static_assert(after.stage == 1 && after.phase == 1);
-  SUCCEED();
-}
-
 // The observable part of an mbarrier for parity waits: phases completed so far. The current phase
 // has parity completed % 2; try_wait.parity(p) succeeds when p names the phase just before the
 // current one (that phase has completed), i.e. when p != completed % 2.

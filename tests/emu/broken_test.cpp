@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "common/emu/emu.h"
+#include "emu/emu.h"
 #include "harness/backend.h"
 #include "harness/reference.h"
 #include "harness/run.h"
@@ -208,6 +208,16 @@ TEST(BrokenCluster, MulticastIntoAnExitedCta) {
 TEST(BrokenCluster, CtaPairMatches) {
   for (uint64_t seed : {1, 2, 3}) {
     const Outcome out = run(broken::cta_pair_ok, {256, 256, 64}, seed, 32);
+    ASSERT_TRUE(out.status.ok()) << out.status.message();
+    EXPECT_TRUE(out.matched) << out.summary;
+  }
+}
+
+// M256 N128 (step 9's pair MMA): each CTA holds 64 rows of B, the leader's the first 64 columns of
+// D, the peer's the next; each CTA's accumulator is 128 lanes x 128 columns of its own TMEM.
+TEST(BrokenCluster, CtaPairM256N128Matches) {
+  for (uint64_t seed : {1, 2, 3}) {
+    const Outcome out = run(broken::cta_pair_n128_ok, {256, 128, 64}, seed, 32);
     ASSERT_TRUE(out.status.ok()) << out.status.message();
     EXPECT_TRUE(out.matched) << out.summary;
   }

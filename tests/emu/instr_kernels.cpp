@@ -1,6 +1,6 @@
 // Small kernels that exercise one modelled instruction each, for tests/emu/test_instructions.cpp.
 // An emulated TU: the host prelude first, then common/ as a step file uses it.
-#include "common/emu/prelude.h"
+#include "emu/prelude.h"
 
 #include "common/blackwell/descriptors.cuh"
 #include "common/blackwell/tcgen05.cuh"

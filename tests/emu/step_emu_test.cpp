@@ -1,5 +1,5 @@
 // The emulator tests of one step, compiled once per step with -DGEMM_STEP_INFO=stepNN_info
-// (tests/emu/CMakeLists.txt): both tracks' kernels run on the functional emulator (common/emu/)
+// (tests/emu/CMakeLists.txt): both tracks' kernels run on the functional emulator (emu/)
 // and are checked against the CPU reference, on small square and ragged shapes that cover several
 // tiles and the edges (and, for persistent steps, more tiles than the emulated grid has CTAs), in
 // float and exact mode. No GPU is needed. Label emu.
@@ -114,14 +114,14 @@ TEST_P(EmuStep, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(Emu, EmuStep, ::testing::ValuesIn(cases()), case_name);
 
-// Step 10 splits the last wave along K, and keeps state between launches: its split tiles meet in a
+// Step 11 splits the last wave along K, and keeps state between launches: its split tiles meet in a
 // per-stream scratch whose tickets each launch must leave zero. On 8 SMs (4 clusters of 2), a
 // 200x256 problem is one cluster tile on either track (on blackwell the second CTA a phantom past
 // M), left over for four clusters: at K = 3072 (48 slices) it is split in four parts of 12 slices, then at
 // K = 1536 in two, on the same backend (one stream), with half as many partial sums (so a ticket
 // placed after the sums would land on the first launch's). Float mode: K is past exact mode's limit.
 TEST(EmuStepSplit, SecondLaunchOnTheStreamStillMatches) {
-  if (step_info().number < 10) GTEST_SKIP() << "only step 10 splits tiles along K and keeps scratch between launches";
+  if (step_info().number < 11) GTEST_SKIP() << "only step 11 splits tiles along K and keeps scratch between launches";
   SCOPED_TRACE(seed_note());
   const std::unique_ptr<Backend> backend = make_emu_backend(EmuSettings{8, emu_seed()});
   for (Track t : {Track::hopper, Track::blackwell})

@@ -7,9 +7,9 @@
 #include <cstring>
 #include <vector>
 
-#include "common/emu/emu.h"
-#include "common/emu/models.h"
 #include "common/swizzle.cuh"
+#include "emu/emu.h"
+#include "emu/models.h"
 #include "tests/emu/instr_kernels.h"
 
 namespace gemm {

@@ -1,4 +1,4 @@
-// The emulator's models (common/emu/models.h) against cases worked by hand from the PTX ISA, and
+// The emulator's models (emu/models.h) against cases worked by hand from the PTX ISA, and
 // against common/'s encoders: the 128-byte swizzle, the addresses a matrix descriptor walks, the
 // descriptor and instruction-descriptor decoders, the wgmma accumulator fragment, the tensor map.
 #include <gtest/gtest.h>
@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "common/blackwell/descriptors.cuh"
-#include "common/emu/models.h"
 #include "common/hopper/wgmma.cuh"
 #include "common/hopper/wgmma_desc.cuh"
 #include "common/swizzle.cuh"
+#include "emu/models.h"
 
 namespace gemm::emu::model {
 namespace {

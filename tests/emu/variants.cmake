@@ -146,7 +146,7 @@ foreach(step 07 08)
     EXPECT [=[^emulator: deadlock: .*role mma, at @FILE@:[0-9]+: mbarrier\.try_wait\.parity on mbarrier 'tma2mma' stage 0 .*1 of 2 arrivals.* diagnosis: mbarrier 'tma2mma' stage 0 .* got 1 of its 2 arrivals this phase: the init count or the arriving threads are wrong]=])
   gemm_add_step_variant(step${step}_hopper_empty_count_8 STEP ${step} TRACK hopper
     REPLACE [=[mbarrier_init(&smem.empty[s], kReleaseArrivals);]=] WITH [=[mbarrier_init(&smem.empty[s], 2 * kReleaseArrivals);]=]
-    EXPECT [=[^emulator: deadlock: .*role (window )?producer, at @FILE@:[0-9]+: mbarrier\.try_wait\.parity on mbarrier 'empty' stage 0 .*4 of 8 arrivals.* diagnosis: mbarrier 'empty' stage 0 .* got 4 of its 8 arrivals this phase: the init count or the arriving threads are wrong]=])
+    EXPECT [=[^emulator: deadlock: .*role producer, at @FILE@:[0-9]+: mbarrier\.try_wait\.parity on mbarrier 'empty' stage 0 .*4 of 8 arrivals.* diagnosis: mbarrier 'empty' stage 0 .* got 4 of its 8 arrivals this phase: the init count or the arriving threads are wrong]=])
 endforeach()
 # A missing wait: the MMA warp no longer waits for the epilogue to have read the accumulator
 # (blackwell), the consumer no longer waits for its K slice to land (hopper).
@@ -155,14 +155,7 @@ foreach(step 07 08)
     REPLACE [=[mbarrier_wait(&smem.ld2mma, static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"});]=]
     WITH "/* variant: no wait on ld2mma */"
     EXPECT [=[^emulator: tcgen05\.ld of TMEM an MMA is still writing: @FILE@:@LINE_OF:tmem_ld_32x32b_x32(taddr@: .*issued by .*role mma\) at @FILE@:@LINE_OF:tcgen05_mma_f16<1>(tmem_acc@\).*a release barrier such as ld2mma]=])
-  # Step 8 at K = 128 (a 256-byte pitch), where TMA loads: at the default K = 136 its line windows
-  # load instead (their variants are at the end of this file).
-  if(step STREQUAL "08")
-    set(shape SHAPE 520x392x128)
-  else()
-    set(shape "")
-  endif()
-  gemm_add_step_variant(step${step}_hopper_no_full_wait STEP ${step} TRACK hopper ${shape}
+  gemm_add_step_variant(step${step}_hopper_no_full_wait STEP ${step} TRACK hopper
     REPLACE [=[mbarrier_wait(&smem.full[read.stage], read.full_parity(), WaitTag{"full", "consumer"});]=]
     WITH "/* variant: no wait on full */"
     EXPECT [=[^emulator: shared memory read while a TMA load writes it: @FILE@:@LINE_OF:wgmma_f32_f16_ss<kTileN>@: .*the load at @FILE@:@LINE_OF:tma_load_2d(smem.a[s]@, completing on mbarrier .*the wait on that mbarrier is missing]=])
@@ -184,7 +177,7 @@ gemm_add_step_variant(step09_blackwell_no_peer_ld2mma_arrive STEP 09 TRACK black
 gemm_add_step_variant(step09_blackwell_expect_one_cta_bytes STEP 09 TRACK blackwell
   REPLACE [=[mbarrier_arrive_expect_tx(&smem.tma2mma[s], kPairStageBytes);]=]
   WITH [=[mbarrier_arrive_expect_tx(&smem.tma2mma[s], kStageBytes);]=]
-  EXPECT [=[^emulator: expect_tx bytes differ from the bytes delivered: @FILE@:@LINE@: mbarrier .* of CTA \(0,0,0\) \[cluster rank 0\] completed phase [0-9]+ with all 1 arrivals and its expected 32768 tx bytes in \(announced by the arrive\.expect_tx at @FILE@:@LINE@\), while [12] TMA load\(s\) crediting that phase are still in flight \(cp\.async\.bulk\.tensor\.2d\.cta_group::2 \(TMA load\) issued by CTA \([01],0,0\) \[cluster rank [01]\]]=])
+  EXPECT [=[^emulator: expect_tx bytes differ from the bytes delivered: @FILE@:@LINE@: mbarrier .* of CTA \(0,0,0\) \[cluster rank 0\] completed phase [0-9]+ with all 1 arrivals and its expected 24576 tx bytes in \(announced by the arrive\.expect_tx at @FILE@:@LINE@\), while [12] TMA load\(s\) crediting that phase are still in flight \(cp\.async\.bulk\.tensor\.2d\.cta_group::2 \(TMA load\) issued by CTA \([01],0,0\) \[cluster rank [01]\]]=])
 # --- Step 10: the odd CTA's remote arrives on ld2mma[consumer] dropped ----------------------------
 # The same bug with two consumers: each MMA warp hangs before its second tile on its own ld2mma.
 gemm_add_step_variant(step10_blackwell_no_peer_ld2mma_arrive STEP 10 TRACK blackwell
@@ -260,23 +253,3 @@ gemm_add_step_variant(step10_hopper_staging_slot_reused STEP 10 TRACK hopper
   REPLACE [=[if (t == 0) tma_store_wait_group_read<kStagingBoxes - 1>();]=]
   WITH [=[/* variant: the slot's previous store is not waited for */]=]
   EXPECT [=[^emulator: shared memory overwritten while an asynchronous operation reads it: @FILE@:@LINE_OF:fence_proxy_async_shared();@: .*role consumer\) \(found at its fence\.proxy\.async\.shared::cta at @FILE@:@LINE_OF:fence_proxy_async_shared();@\), while the TMA store group committed at @FILE@:@LINE_OF:tma_store_commit_group()@ by thread (128|256) still reads it]=])
-
-# Step 8's line windows (a ragged K: the default shape's K = 136 is a 272-byte pitch, so the
-# producer warpgroup loads B with cp.async, and thread 0 loads A by TMA). The copies are
-# generic-proxy writes: each consumer thread fences before its wgmmas read them, and `full` counts
-# one arrival per producer thread, plus thread 0's arrive.expect_tx for A's box.
-gemm_add_step_variant(step08_hopper_windows_no_proxy_fence STEP 08 TRACK hopper
-  REPLACE [=[if (line_windows) fence_proxy_async_shared();]=]
-  WITH [=[/* variant: no fence between the cp.async data and the wgmmas */]=]
-  EXPECT [=[^emulator: missing fence\.proxy\.async after cp\.async: ]=])
-gemm_add_step_variant(step08_hopper_windows_full_count_1 STEP 08 TRACK hopper
-  REPLACE [=[line_windows == 0 ? 1 : kWarpgroupSize + (line_windows == (kWindowsA | kWindowsB) ? 0 : 1);]=]
-  WITH [=[1; /* variant: one arrival, as for TMA */]=]
-  EXPECT [=[^emulator: (more arrivals than the init count|shared memory read while a cp\.async writes it): ]=])
-# With one operand by TMA beside the windows (the default at K = 136: B's windows, A's TMA box),
-# `full` also counts the TMA thread's arrive.expect_tx. Without it the phase completes on the copies'
-# arrivals alone, and the arrive.expect_tx is one too many (or the consumer reads the box as it lands).
-gemm_add_step_variant(step08_hopper_windows_no_expect_tx_arrival STEP 08 TRACK hopper
-  REPLACE [=[line_windows == 0 ? 1 : kWarpgroupSize + (line_windows == (kWindowsA | kWindowsB) ? 0 : 1);]=]
-  WITH [=[line_windows == 0 ? 1 : kWarpgroupSize; /* variant: the TMA operand's arrive.expect_tx not counted */]=]
-  EXPECT [=[^emulator: (more arrivals than the init count|shared memory read while a (cp\.async|TMA load) writes it): ]=])

@@ -1,6 +1,6 @@
 // The emulator against the GPU, compiled once per step with -DGEMM_STEP_INFO=stepNN_info: the step
 // runs on the GPU (its track: hopper on an H100/H200, blackwell on a B200) and on the functional
-// emulator (the same track's emulated build, common/emu/) on the same inputs, in exact mode, and
+// emulator (the same track's emulated build, emu/) on the same inputs, in exact mode, and
 // D must be the same bit for bit (and equal to the CPU reference). This is what keeps the emulator
 // honest about the instructions it models. Labels gpu and stepNN: it skips, with the reason, where
 // there is no GPU or no track for it.

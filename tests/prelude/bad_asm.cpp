@@ -1,3 +1,3 @@
 // Must NOT compile: inline asm in a step file (tests/CMakeLists.txt expects the error).
-#include "common/emu/prelude.h"
+#include "emu/prelude.h"
 __global__ void kernel(float* out) { asm volatile("membar.gl;" ::: "memory"); }

@@ -1,5 +1,6 @@
 // Must compile: the language features and common/ helpers a step file may use.
-#include "common/emu/prelude.h"
+#include "emu/prelude.h"
+
 #include "common/launch.cuh"
 #include "common/smem.cuh"
 struct alignas(1024) Storage {

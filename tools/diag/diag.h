@@ -1,4 +1,4 @@
-// What the diagnostics behind steps 5 and 6's READMEs share (tools/persistent_sweep.cpp,
+// What the diagnostics behind steps 5 and 6's READMEs share (tools/diag/persistent_sweep.cpp,
 // tools/diag/ladder_diag.cpp): the steps and the variants they run, and a Lab that checks
 // configurations against each other bit for bit and times them against cuBLAS in one process.
 // Everything else is the harness's: the hash fill, rotating input sets, cuBLAS, the comparison,
@@ -25,11 +25,11 @@ namespace gemm::step06::hopper {
 Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas);
 }  // namespace gemm::step06::hopper
 
-// Step 10's launcher with its knobs (steps/10_multi_consumer/hopper.cu; linked from step10_hopper):
+// Step 11's launcher with its knobs (steps/11_shapes/hopper.cu; linked from step11_hopper):
 // the group size, the grid in clusters, and the split of the last wave along K.
-namespace gemm::step10::hopper {
+namespace gemm::step11::hopper {
 Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters, int min_split_slices, int max_splits);
-}  // namespace gemm::step10::hopper
+}  // namespace gemm::step11::hopper
 
 namespace gemm {
 // The steps' registries (cmake/GemmStep.cmake).
@@ -41,6 +41,7 @@ const StepInfo& step07_info();
 const StepInfo& step08_info();
 const StepInfo& step09_info();
 const StepInfo& step10_info();
+const StepInfo& step11_info();
 }  // namespace gemm
 
 namespace gemm::diag {

@@ -20,7 +20,7 @@ variant, set_trace(records) (where its kernel writes the trace; null: nowhere).
 
 The build makes each one a target of its own (tools/CMakeLists.txt, cmake/GemmDiagVariant.cmake):
 the source is generated into the build directory from the current step file and compiled as an
-object library, which tools/diag/ladder_diag.cpp and tools/persistent_sweep.cpp link.
+object library, which tools/diag/ladder_diag.cpp and tools/diag/persistent_sweep.cpp link.
 
   python3 tools/diag/variants.py --list                      # name, step folder, trace (0/1)
   python3 tools/diag/variants.py --variant NAME --out FILE   # write one variant's source
@@ -41,8 +41,8 @@ BALANCED = {
            "    if (ctas > tiles) ctas = static_cast<int>(tiles);\n"),
     "09": ("    clusters = static_cast<int>(balanced_grid(sched.num_work(), clusters));\n",
            "    if (clusters > sched.num_work()) clusters = static_cast<int>(sched.num_work());\n"),
-    "10": ("  if (persistent) clusters = static_cast<int>(split.grid());\n",
-           "  if (persistent && clusters > split.num_items()) clusters = static_cast<int>(split.num_items());\n"),
+    "10": ("    clusters = static_cast<int>(balanced_grid(sched.num_work(), clusters));\n",
+           "    if (clusters > sched.num_work()) clusters = static_cast<int>(sched.num_work());\n"),
 }
 
 

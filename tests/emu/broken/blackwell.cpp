@@ -1,7 +1,7 @@
 // Broken blackwell kernels (see broken.h): one 128x128 tile per CTA as in steps 3-4, the tiles
 // loaded by TMA (or, for the shared-memory layout bugs, copied by the threads as in step 3), one
 // thread issuing tcgen05.mma into TMEM, tcgen05.ld in the epilogue.
-#include "common/emu/prelude.h"
+#include "emu/prelude.h"
 
 #include "common/blackwell/descriptors.cuh"
 #include "common/blackwell/tcgen05.cuh"

@@ -55,5 +55,6 @@ Status pair_dealloc_without_cluster_sync(const Problem& p);  // tcgen05.dealloc.
 Status d_written_twice(const Problem& p);                    // two CTAs write the same tile
 Status write_outside_d(const Problem& p);                    // a store one row past D
 Status cta_pair_ok(const Problem& p);                        // the working cta_group::2 kernel (control)
+Status cta_pair_n128_ok(const Problem& p);                   // the same at M256 N128: 64 rows of B per CTA
 
 }  // namespace gemm::broken

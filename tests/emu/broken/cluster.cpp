@@ -1,5 +1,5 @@
 // Broken (and one working) kernels around clusters and the output range (see broken.h).
-#include "common/emu/prelude.h"
+#include "emu/prelude.h"
 
 #include "common/blackwell/descriptors.cuh"
 #include "common/blackwell/tcgen05.cuh"
@@ -54,43 +54,45 @@ __global__ void multicast_into_exited(const __grid_constant__ CUtensorMap map) {
   }
 }
 
-// A CTA pair (cta_group::2): D[256, 256] = A[256, 64] * B[256, 64]^T. Each CTA loads its 128 rows
-// of A and its half of B (TMA .cta_group::2: the bytes count on the leader's barrier); the leader
-// issues M256 N256 MMAs and commits to both CTAs' barriers; each CTA reads its 128 rows of D from
-// its own TMEM. kClusterSyncBeforeDealloc false: the pair deallocates after a CTA barrier only.
+// A CTA pair (cta_group::2): D[256, N] = A[256, 64] * B[N, 64]^T, N = 256 or 128. Each CTA loads
+// its 128 rows of A and its half of B, N/2 rows (TMA .cta_group::2: the bytes count on the leader's
+// barrier); the leader issues M256 N MMAs and commits to both CTAs' barriers; each CTA reads its
+// 128 rows of D (N columns) from its own TMEM. kClusterSyncBeforeDealloc false: the pair
+// deallocates after a CTA barrier only.
+template <int kN>
 struct alignas(1024) PairStorage {
   __half a[128 * 64];
-  __half b[128 * 64];  // this CTA's half of B
-  uint64_t full;       // used in the leader: both CTAs' bytes
-  uint64_t mma_done;   // in both: the leader's commit multicasts to it
+  __half b[kN / 2 * 64];  // this CTA's half of B
+  uint64_t full;          // used in the leader: both CTAs' bytes
+  uint64_t mma_done;      // in both: the leader's commit multicasts to it
   uint32_t tmem;
 };
 
-template <bool kClusterSyncBeforeDealloc>
+template <bool kClusterSyncBeforeDealloc, int kN>
 __global__ void pair_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                             __half* D) {
-  PairStorage& s = dynamic_smem<PairStorage>();
+  PairStorage<kN>& s = dynamic_smem<PairStorage<kN>>();
   const uint32_t rank = cluster_ctarank();
   if (threadIdx.x == 0) {
     mbarrier_init(&s.full, 1);
     mbarrier_init(&s.mma_done, 1);
     fence_mbarrier_init();
   }
-  if (warp_id() == 0) tmem_alloc<2, 256>(&s.tmem);
+  if (warp_id() == 0) tmem_alloc<2, kN>(&s.tmem);
   tcgen05_fence_before_thread_sync();
   cluster_sync();
   tcgen05_fence_after_thread_sync();
   const uint32_t acc = s.tmem;
 
   if (threadIdx.x == 0) {
-    if (rank == 0) mbarrier_arrive_expect_tx(&s.full, 2 * 2 * 128 * 64 * 2);  // the pair's A and B
+    if (rank == 0) mbarrier_arrive_expect_tx(&s.full, 2 * (128 + kN / 2) * 64 * 2);  // the pair's A and B
     tma_load_2d_cta_pair(s.a, &map_a, &s.full, 0, static_cast<int32_t>(128 * rank));
-    tma_load_2d_cta_pair(s.b, &map_b, &s.full, 0, static_cast<int32_t>(128 * rank));
+    tma_load_2d_cta_pair(s.b, &map_b, &s.full, 0, static_cast<int32_t>(kN / 2 * rank));
   }
   if (rank == 0 && threadIdx.x == 0) {
     mbarrier_wait(&s.full, 0, WaitTag{"full", "mma"});
     tcgen05_fence_after_thread_sync();
-    constexpr uint32_t kIdesc = make_idesc_f16(2, 256, 256);
+    constexpr uint32_t kIdesc = make_idesc_f16(2, 256, kN);
     for (int k = 0; k < 4; ++k)
       tcgen05_mma_f16<2>(acc, make_smem_desc_k_sw128(smem_addr(s.a) + 32 * k),
                          make_smem_desc_k_sw128(smem_addr(s.b) + 32 * k), kIdesc, k > 0);
@@ -100,18 +102,18 @@ __global__ void pair_kernel(const __grid_constant__ CUtensorMap map_a, const __g
   tcgen05_fence_after_thread_sync();
   warp_sync();  // lane 0 of warp 0 ran the MMAs (and waited on `full`) apart from the others
   const int warp = warp_id();
-  for (int c = 0; c < 256; c += 32) {
+  for (int c = 0; c < kN; c += 32) {
     uint32_t v[32];
     tmem_ld_32x32b_x32(tmem_addr(acc, tmem_lane_base(warp), c), v);
     tmem_wait_ld();
     const int row = static_cast<int>(128 * rank + tmem_lane_base(warp)) + lane_id();
-    for (int j = 0; j < 32; ++j) D[row * 256 + c + j] = __float2half_rn(tmem_f32(v[j]));
+    for (int j = 0; j < 32; ++j) D[row * kN + c + j] = __float2half_rn(tmem_f32(v[j]));
   }
   tcgen05_fence_before_thread_sync();
   if constexpr (kClusterSyncBeforeDealloc) cluster_sync();
   else __syncthreads();
   tcgen05_fence_after_thread_sync();
-  if (warp_id() == 0) tmem_dealloc<2, 256>(acc);
+  if (warp_id() == 0) tmem_dealloc<2, kN>(acc);
   if constexpr (!kClusterSyncBeforeDealloc) cluster_sync();  // no exit while the peer still runs
 }
 
@@ -146,23 +148,26 @@ Status exit_with_peer_traffic(const Problem& p) {
 }
 
 namespace {
-template <bool kOk>
+template <bool kOk, int kN>
 Status pair(const Problem& p) {
-  if (p.m != 256 || p.n != 256 || p.k != 64) return Status::failure("shape: the pair kernel computes 256x256x64");
+  if (p.m != 256 || p.n != kN || p.k != 64)
+    return Status::failure(kN == 256 ? "shape: this pair kernel computes 256x256x64"
+                                     : "shape: this pair kernel computes 256x128x64");
   CUtensorMap map_a, map_b;
   if (Status s = make_tensor_map_2d(&map_a, p.a, p.m, p.k, 128, 64, Swizzle::b128); !s.ok()) return s;
-  if (Status s = make_tensor_map_2d(&map_b, p.b, p.n, p.k, 128, 64, Swizzle::b128); !s.ok()) return s;
+  if (Status s = make_tensor_map_2d(&map_b, p.b, p.n, p.k, kN / 2, 64, Swizzle::b128); !s.ok()) return s;
   LaunchConfig cfg;
   cfg.grid = dim3(2);
   cfg.cluster = dim3(2);
   cfg.block = dim3(128);
-  cfg.smem_bytes = smem_bytes<cl::PairStorage>();
-  return launch(cl::pair_kernel<kOk>, cfg, map_a, map_b, p.d);
+  cfg.smem_bytes = smem_bytes<cl::PairStorage<kN>>();
+  return launch(cl::pair_kernel<kOk, kN>, cfg, map_a, map_b, p.d);
 }
 }  // namespace
 
-Status pair_dealloc_without_cluster_sync(const Problem& p) { return pair<false>(p); }
-Status cta_pair_ok(const Problem& p) { return pair<true>(p); }
+Status pair_dealloc_without_cluster_sync(const Problem& p) { return pair<false, 256>(p); }
+Status cta_pair_ok(const Problem& p) { return pair<true, 256>(p); }
+Status cta_pair_n128_ok(const Problem& p) { return pair<true, 128>(p); }
 
 Status d_written_twice(const Problem& p) {
   LaunchConfig cfg;

@@ -1,7 +1,7 @@
 // Broken hopper kernels (see broken.h): one 128x128 tile per CTA as in step 4, the tiles loaded by
 // TMA (or copied by the threads for the shared-memory layout bugs), one warpgroup issuing wgmma,
 // the epilogue through shared memory and a TMA store.
-#include "common/emu/prelude.h"
+#include "emu/prelude.h"
 
 #include "common/fence.cuh"
 #include "common/hopper/setmaxnreg.cuh"

@@ -1,0 +1,1510 @@
+// The emulator's runtime: options, the launch, fibers and their scheduler, the CUDA built-ins,
+// shared-memory tracking, CTA and cluster barriers, warp collectives, exit checks and the
+// deadlock report; and the machinery of the rules that hold whatever the schedule: the
+// happens-before clocks, the convergence of a warp's lanes, the asynchronous readers of shared
+// memory and the unfenced tcgen05 work a synchronisation hands over (core.h).
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <exception>
+
+#include "emu/core.h"
+
+namespace gemm::emu {
+
+namespace {
+
+// Per OS thread: a launch runs on the thread that calls it (its fibers too), so launches on
+// different threads are independent.
+thread_local Options g_options;
+thread_local LaunchStats g_last;
+thread_local Emu* g_emu = nullptr;
+
+// The shared-window address of the first byte of dynamic shared memory: 16-byte aligned but no
+// more (as the language guarantees), so a kernel that assumes a stronger alignment of the dynamic
+// base breaks here as it may on hardware. Bits 24-27 of a shared address carry the CTA's rank in
+// its cluster (the shared::cta window of a CTA inside the shared::cluster window).
+constexpr uint32_t kSmemBase = 0x410;
+constexpr uint8_t kSmemPoison = 0xFF;  // fp16 0xFFFF: NaN
+
+struct OutputWatch {
+  bool active = false;
+  uint8_t* alloc = nullptr;
+  size_t bytes = 0;
+  uint8_t* d = nullptr;
+  int64_t rows = 0, cols = 0;
+  size_t elem = 0;
+  std::vector<uint8_t> snapshot;  // the allocation before the launch
+  std::vector<uint8_t> result;    // what the launch wrote, restored at its end
+  std::vector<int64_t> writer;    // per element of D: the cluster that wrote it, -1 none
+};
+thread_local OutputWatch g_watch;
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Options and host API.
+// ---------------------------------------------------------------------------------------------
+void set_options(const Options& o) { g_options = o; }
+const Options& options() { return g_options; }
+const LaunchStats& last_launch() { return g_last; }
+
+std::string describe(const Options& o) {
+  return "emulator: " + std::to_string(o.sm_count) + " SMs, seed " + std::to_string(o.seed) + " (replay: --emu-seed " +
+         std::to_string(o.seed) + ")";
+}
+
+void watch_output(void* alloc, size_t alloc_bytes, void* d, int64_t rows, int64_t cols, size_t elem_bytes) {
+  g_watch = OutputWatch{};
+  g_watch.active = true;
+  g_watch.alloc = static_cast<uint8_t*>(alloc);
+  g_watch.bytes = alloc_bytes;
+  g_watch.d = static_cast<uint8_t*>(d);
+  g_watch.rows = rows;
+  g_watch.cols = cols;
+  g_watch.elem = elem_bytes;
+}
+void clear_output_watch() { g_watch = OutputWatch{}; }
+
+Status resident_ctas(int threads, size_t smem_bytes, int* ctas) {
+  if (threads < 1 || threads > 1024)
+    return Status::failure("occupancy: a CTA has 1 to 1024 threads (got " + std::to_string(threads) + ")");
+  if (smem_bytes > kMaxSmemPerCta)
+    return Status::failure("occupancy: not one CTA of " + std::to_string(threads) + " threads and " +
+                           std::to_string(smem_bytes) + " bytes of shared memory fits on an SM");
+  // Each CTA also takes 1 KB of system shared memory; 2048 threads and 32 CTAs per SM at most.
+  const int by_smem = static_cast<int>(kSmemPerSm / (smem_bytes + 1024));
+  const int by_threads = 2048 / threads;
+  const int per_sm = std::min({by_smem, by_threads, 32});
+  if (per_sm < 1)
+    return Status::failure("occupancy: not one CTA of " + std::to_string(threads) + " threads and " +
+                           std::to_string(smem_bytes) + " bytes of shared memory fits on an SM");
+  *ctas = g_options.sm_count * per_sm;
+  return {};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors.
+// ---------------------------------------------------------------------------------------------
+std::string hex(uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string Cta::name() const {
+  return "CTA (" + std::to_string(idx.x) + "," + std::to_string(idx.y) + "," + std::to_string(idx.z) + ")" +
+         (cluster && cluster->ctas.size() > 1 ? " [cluster rank " + std::to_string(rank) + "]" : "");
+}
+
+std::string thread_name(const Fiber* f) {
+  if (!f) return "the asynchronous proxy";
+  std::string s = f->cta->name() + " thread " + std::to_string(f->tid) + " (warp " + std::to_string(f->warp) +
+                  ", lane " + std::to_string(f->lane) + (f->role ? ", role " + std::string(f->role) : "") + ")";
+  return s;
+}
+
+#ifndef GEMM_EMU_SOURCE_ROOT
+#define GEMM_EMU_SOURCE_ROOT ""
+#endif
+
+bool known(const SourceLoc& l) { return l.line() != 0; }
+
+std::string where(const SourceLoc& l) {
+  if (!known(l)) return "(unknown location)";
+  std::string f = l.file_name();
+  const std::string root = GEMM_EMU_SOURCE_ROOT;
+  if (!root.empty() && f.rfind(root, 0) == 0) f = f.substr(root.size());
+  return f + ":" + std::to_string(l.line());
+}
+
+void fail(const std::string& rule, const std::string& detail) {
+  const Fiber* f = g_emu ? g_emu->current : nullptr;
+  fail_loc(f ? f->loc : SourceLoc{}, f, rule, detail);
+}
+
+void fail_at(const Fiber* who, const std::string& rule, const std::string& detail) {
+  fail_loc(who ? who->loc : SourceLoc{}, who, rule, detail);
+}
+
+void fail_loc(const SourceLoc& loc, const Fiber* who, const std::string& rule, const std::string& detail) {
+  std::string m = rule + ": " + (known(loc) ? where(loc) + ": " : std::string()) + detail;
+  if (who) m += "\n  at " + thread_name(who);
+  throw Failure{m};
+}
+
+Fiber* enter(const SourceLoc& loc, const char* op) {
+  Fiber* f = self();
+  f->loc = loc;
+  f->op = op;
+  f->tracked = false;  // kernel code ran since the last emulated instruction
+  return f;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Happens-before.
+// ---------------------------------------------------------------------------------------------
+uint64_t tick(Fiber* f) {
+  const uint64_t e = g_emu->next_epoch();
+  f->vc.raise(f->slot, e);
+  f->xc.raise(f->slot, e);
+  return e;
+}
+
+void join_all(const std::vector<Fiber*>& members, bool memory) {
+  if (members.size() < 2) return;
+  Clock x = members.front()->xc;
+  for (size_t i = 1; i < members.size(); ++i) x.join(members[i]->xc);
+  for (Fiber* m : members) m->xc.v = x.v;
+  if (!memory) return;
+  Clock j = members.front()->vc;
+  for (size_t i = 1; i < members.size(); ++i) j.join(members[i]->vc);
+  for (Fiber* m : members) m->vc.v = j.v;
+}
+
+size_t cluster_slot(const Cta& c, int tid) { return static_cast<size_t>(c.rank) * c.nthreads + tid; }
+
+bool knows_write(const Clock& vc, const Cta& c, uint32_t w) {
+  const int32_t t = c.writer[w];
+  return t < 0 || vc.at(cluster_slot(c, t)) >= c.wepoch[w];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Convergence of a warp's lanes (the rule of .sync.aligned instructions).
+// ---------------------------------------------------------------------------------------------
+void converge(const std::vector<Fiber*>& members) {
+  // A warp converges when all its live lanes took part.
+  std::map<std::pair<const Cta*, int>, int> count;
+  for (const Fiber* m : members) ++count[{m->cta, m->warp}];
+  for (const auto& [key, n] : count) {
+    Cta& c = *const_cast<Cta*>(key.first);
+    int live = 0;
+    for (int t = key.second * 32; t < std::min(c.nthreads, key.second * 32 + 32); ++t)
+      if (c.threads[t]->state != Fiber::State::done) ++live;
+    if (n < live) continue;
+    c.warps[key.second].conv_epoch = g_emu->epoch;
+    for (int t = key.second * 32; t < std::min(c.nthreads, key.second * 32 + 32); ++t) {
+      Fiber* f = c.threads[t];
+      f->async_wait = false;
+      f->spun = false;
+    }
+  }
+}
+
+std::string lanes_string(const std::vector<int>& lanes) {
+  std::string s;
+  for (size_t i = 0; i < lanes.size();) {
+    size_t j = i;
+    while (j + 1 < lanes.size() && lanes[j + 1] == lanes[j] + 1) ++j;
+    if (!s.empty()) s += ",";
+    s += std::to_string(lanes[i]);
+    if (j > i) s += "-" + std::to_string(lanes[j]);
+    i = j + 1;
+  }
+  return (lanes.size() == 1 ? "lane " : "lanes ") + s;
+}
+
+void check_converged(const std::vector<Fiber*>& members, const char* what) {
+  for (const Fiber* m : members)
+    if (m->spun) {
+      std::vector<int> lanes;
+      for (const Fiber* o : members)
+        if (o->cta == m->cta && o->warp == m->warp && o->spun) lanes.push_back(o->lane);
+      fail_at(m, "lanes not converged at a .sync.aligned instruction",
+              std::string(what) + " is reached by " + lanes_string(lanes) + " of warp " + std::to_string(m->warp) +
+                  " " + m->spun_what +
+                  ": the lanes ran apart and nothing reconverged them, so they do not execute this "
+                  ".sync.aligned instruction together: a warp_sync() (bar.warp.sync) is needed before it");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Asynchronous shared-memory readers.
+// ---------------------------------------------------------------------------------------------
+uint32_t new_reader(std::unique_ptr<AsyncReader> r) {
+  g_emu->readers.push_back(std::move(r));
+  return static_cast<uint32_t>(g_emu->readers.size());
+}
+
+AsyncReader& reader(uint32_t id) { return *g_emu->readers.at(id - 1); }
+
+void add_reader(Cta& c, const std::vector<uint32_t>& words, int col, uint32_t id) {
+  if (c.readers.empty()) {
+    c.reader_cols = static_cast<int>(c.warp_coll.size()) + 1;
+    c.readers.assign((c.size / 4) * static_cast<size_t>(c.reader_cols), 0);
+  }
+  for (uint32_t w : words) c.readers[static_cast<size_t>(w) * c.reader_cols + col] = id;
+}
+
+namespace {
+
+std::string reader_name(const AsyncReader& r) {
+  if (r.store)
+    return "the TMA store group committed at " + where(r.commit_loc) + " by thread " + std::to_string(r.warp);
+  return "warp " + std::to_string(r.warp) + "'s share of the wgmma group committed at " + where(r.loc);
+}
+
+}  // namespace
+
+void check_overwrite(Cta& c, uint32_t w, const Clock& vc, const Fiber* writer, const char* op) {
+  if (c.readers.empty()) return;
+  for (int col = 0; col < c.reader_cols; ++col) {
+    const uint32_t id = c.readers[static_cast<size_t>(w) * c.reader_cols + col];
+    if (!id) continue;
+    const AsyncReader& r = reader(id);
+    bool ordered = false, seen = false;
+    const int lanes = r.store ? 1 : 32;
+    for (int l = 0; l < lanes; ++l) {
+      if (!r.seen[l]) continue;
+      seen = true;
+      const int tid = r.store ? r.warp : r.warp * 32 + l;
+      if (vc.at(cluster_slot(*r.cta, tid)) >= r.seen[l]) ordered = true;
+    }
+    if (ordered) continue;
+    if (r.store && vc.at(r.issue_slot) < r.issue_time)
+      // Not even ordered after the store's issue: the stores and the TMA store race, and most
+      // likely the stores were meant for it (an epilogue without its barrier).
+      fail_loc(r.loc, writer, "asynchronous read not ordered after the stores",
+               "the TMA store issued here (committed at " + where(r.commit_loc) + " by thread " +
+                   std::to_string(r.warp) + ") reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
+                   ") which " + op +
+                   " write, and no synchronisation orders those stores before the TMA store, or "
+                   "after it: a barrier between the stores and the TMA store (__syncthreads after the writers' "
+                   "fence.proxy.async) is missing");
+    if (!r.store && writer && writer->last_wait_cta == &c) {
+      // The release analysis: the writer was let through by the last phase of an mbarrier that had
+      // its init count of arrivals, none of them from this reader's warp, while the warpgroup has
+      // more warps reading the buffer than the count: the count is too low for one release per
+      // reading warp (or the warp releases another barrier).
+      const auto it = c.mbar.find(writer->last_wait_off);
+      if (it != c.mbar.end() && it->second.init && writer->last_wait_phase + 1 == it->second.phase &&
+          it->second.count < 4) {
+        const MBarrier& b = it->second;
+        // Only a barrier the threads release with plain arrivals (not a TMA or commit barrier).
+        bool from_reader = false, plain = !b.contrib_done.empty();
+        for (const Contrib& k : b.contrib_done) {
+          if (k.who && k.who->cta == &c && k.who->warp == r.warp) from_reader = true;
+          if (std::strncmp(k.what, "mbarrier.arrive", 15) != 0 || std::strstr(k.what, "expect_tx")) plain = false;
+        }
+        if (plain && !from_reader)
+          fail_at(writer, "more arrivals than the init count",
+                  std::string(op) + " writes shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
+                      ") after its wait at " + where(writer->last_wait_loc) + " on mbarrier " +
+                      barrier_name(c, writer->last_wait_off) + " (init count " + std::to_string(b.count) +
+                      ", initialised at " + where(b.init_loc) + ") returned on phase " +
+                      std::to_string(writer->last_wait_phase) + ", which completed with " + std::to_string(b.count) +
+                      " arrival(s) (the last: " + b.last_arrival + "), none from warp " + std::to_string(r.warp) +
+                      ", whose share of the wgmma group committed at " + where(r.loc) +
+                      (r.done ? " read" : " still reads") +
+                      " this buffer: the 4 warps that read it release it, so "
+                      "their arrivals will be more than the init count of " +
+                      std::to_string(b.count) + " allows: the init count is too low (one arrival per releasing warp)");
+      }
+    }
+    std::string state;
+    if (r.store)
+      state = seen ? "its issuer passed cp.async.bulk.wait_group.read at " + where(r.seen_loc) +
+                         ", but nothing orders that wait before this write"
+                   : "its issuer has not passed a cp.async.bulk.wait_group.read covering it";
+    else
+      state = seen ? "warp " + std::to_string(r.warp) + " passed the wgmma.wait_group covering it at " +
+                         where(r.seen_loc) + ", but nothing orders that wait before this write"
+                   : "warp " + std::to_string(r.warp) + " has not passed a wgmma.wait_group covering it";
+    fail_at(writer, "shared memory overwritten while an asynchronous operation reads it",
+            "shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() + ") is written by " + op + ", while " +
+                reader_name(r) + (r.done ? " read it" : " still reads it") + "; " + state +
+                (r.early.empty() ? "" : " (" + r.early + ")") +
+                ": a buffer an asynchronous operation reads may be written again only after a wait for that "
+                "operation's completion which the writer is ordered after (for wgmma: the warp's own "
+                "wgmma.wait_group, then its release of the stage)");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The unfenced tcgen05 rule.
+// ---------------------------------------------------------------------------------------------
+void check_tc_unfenced(Fiber* f, const char* what) {
+  const uint64_t known_e[2] = {f->tc_known.w, f->tc_known.r};
+  for (int k = 0; k < 2; ++k) {
+    const TcUnfenced& u = f->tc_unf;
+    if (u.e[k] == 0 || u.e[k] <= known_e[k] || u.e[k] <= f->tc_own_ever[k]) continue;
+    fail_at(f, "missing tcgen05.fence::before_thread_sync",
+            std::string(what) + " follows a thread synchronisation that orders it after the " +
+                (u.op_name[k] ? u.op_name[k] : "tcgen05 operation") + " at " + where(u.op[k]) + " of " +
+                thread_name(u.who[k]) + " (" + (k == 0 ? "TMEM written" : "TMEM read") +
+                "), but that thread ran no tcgen05.fence::before_thread_sync between the operation and its " +
+                (u.sync_what[k] ? u.sync_what[k] : "synchronisation") + " at " + where(u.sync[k]) +
+                ": without it the tcgen05 operation is not ordered before the synchronisation (a tcgen05.commit "
+                "implies the fence; a barrier or an mbarrier arrive does not)");
+  }
+}
+
+Emu& emu() {
+  if (!g_emu) throw Failure{"emulator: an emulated device function was called outside a kernel launch"};
+  return *g_emu;
+}
+
+Fiber* self() {
+  Emu& e = emu();
+  if (!e.current) throw Failure{"emulator: an emulated device function was called outside an emulated thread"};
+  return e.current;
+}
+
+uint64_t Emu::rand() {
+  // splitmix64
+  uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+uint32_t Cta::addr_of(uint32_t offset) const { return (static_cast<uint32_t>(rank) << 24) | (kSmemBase + offset); }
+
+bool Tmem::allocated(uint32_t col, uint32_t ncols) const {
+  for (uint32_t c = col; c < col + ncols; ++c) {
+    bool in = false;
+    for (const Alloc& a : allocs)
+      if (c >= a.col && c < a.col + a.ncols) in = true;
+    if (!in) return false;
+  }
+  return true;
+}
+
+float half_to_float(uint16_t h) {
+  const uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
+  uint32_t bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign << 31;
+    } else {  // subnormal: normalise
+      int e = -1;
+      uint32_t m = mant;
+      do {
+        ++e;
+        m <<= 1;
+      } while ((m & 0x400) == 0);
+      bits = (sign << 31) | ((127 - 15 - e) << 23) | ((m & 0x3FF) << 13);
+    }
+  } else if (exp == 0x1F) {
+    bits = (sign << 31) | 0x7F800000u | (mant << 13);
+  } else {
+    bits = (sign << 31) | ((exp + 127 - 15) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+float bf16_to_float(uint16_t h) {
+  const uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scheduling.
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+void fiber_main();
+
+void start_fiber(Emu& e, Fiber* f) {
+  getcontext(&f->ctx);
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  f->ctx.uc_stack.ss_sp = f->stack + page;
+  f->ctx.uc_stack.ss_size = f->mapping - page;
+  f->ctx.uc_link = nullptr;
+  makecontext(&f->ctx, fiber_main, 0);
+  (void)e;
+}
+
+Fiber* new_fiber(Emu& e) {
+  auto f = std::make_unique<Fiber>();
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t bytes = ((g_options.stack_bytes + page - 1) / page) * page + page;
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) throw Failure{"emulator: cannot map a fiber stack of " + std::to_string(bytes) + " bytes"};
+  mprotect(p, page, PROT_NONE);  // guard page: a stack overflow faults instead of corrupting
+  f->stack = static_cast<char*>(p);
+  f->mapping = bytes;
+  e.pool.push_back(std::move(f));
+  return e.pool.back().get();
+}
+
+void free_pool(Emu& e) {
+  for (auto& f : e.pool)
+    if (f->stack) munmap(f->stack, f->mapping);
+  e.pool.clear();
+}
+
+void switch_to_scheduler(Fiber* f) {
+  Emu& e = *g_emu;
+  swapcontext(&f->ctx, &e.sched);
+}
+
+void thread_exit(Fiber* f);
+
+void fiber_main() {
+  Emu& e = *g_emu;
+  Fiber* f = e.current;
+  try {
+    e.body(e.body_ctx);
+    thread_exit(f);
+  } catch (const Failure& x) {
+    if (e.failure.empty()) e.failure = x.message;
+  } catch (const Abort&) {
+  } catch (const std::exception& x) {
+    if (e.failure.empty())
+      e.failure = std::string("an emulated thread threw: ") + x.what() + "\n  at " + thread_name(f);
+  }
+  f->state = Fiber::State::done;
+  switch_to_scheduler(f);
+  std::abort();  // a finished fiber is never resumed
+}
+
+}  // namespace
+
+void block(const Wait& w) {
+  Emu& e = emu();
+  Fiber* f = self();
+  track_writes(f);
+  f->wait = w;
+  f->wait.loc = f->loc;
+  f->state = Fiber::State::blocked;
+  ++e.stats.switches;
+  switch_to_scheduler(f);
+  if (e.aborting) throw Abort{};
+  f->wait = Wait{};
+}
+
+void wake(Fiber* f) {
+  if (f->state != Fiber::State::blocked) return;
+  f->state = Fiber::State::runnable;
+  g_emu->runnable.push_back(f);
+}
+
+void wake_all(WaitList& list) {
+  WaitList l;
+  l.swap(list);
+  for (Fiber* f : l) wake(f);
+}
+
+void enqueue(Queue& q, std::function<void()> op) {
+  q.ops.push_back(std::move(op));
+  if (!q.listed) {
+    q.listed = true;
+    g_emu->active.push_back(&q);
+  }
+}
+
+namespace {
+
+// Completes the front operation of the i-th active queue.
+void complete_async(Emu& e, size_t i) {
+  Queue* q = e.active[i];
+  std::function<void()> op = std::move(q->ops.front());
+  q->ops.pop_front();
+  if (q->ops.empty()) {
+    e.active[i] = e.active.back();
+    e.active.pop_back();
+    q->listed = false;
+  }
+  const bool transient = q->transient && q->ops.empty();
+  ++e.stats.async_ops;
+  e.next_epoch();
+  op();
+  if (transient) delete q;
+}
+
+}  // namespace
+
+void collective(Collective& c, int members, const char* name, const Wait& w,
+                const std::function<void(std::vector<Fiber*>&)>& exec, bool aligned, bool memory) {
+  Fiber* f = self();
+  if (!c.arrived.empty() && std::strcmp(c.name, name) != 0)
+    fail("divergent .sync.aligned instruction", std::string(name) + " while " + std::to_string(c.arrived.size()) +
+                                                    " other thread(s) of the same " +
+                                                    (members == 32    ? "warp"
+                                                     : members == 128 ? "warpgroup"
+                                                                      : "group") +
+                                                    " wait at " + c.name + " (" + where(c.loc) +
+                                                    "): every thread must execute the same instruction, convergently");
+  if (c.arrived.empty()) c.loc = f->loc;
+  c.name = name;
+  c.members = members;
+  c.arrived.push_back(f);
+  if (static_cast<int>(c.arrived.size()) < members) {
+    const uint64_t gen = c.generation;
+    Wait wait = w;
+    wait.kind = WaitKind::collective;
+    wait.obj = &c;
+    while (c.generation == gen) {
+      c.waiters.push_back(f);
+      block(wait);
+    }
+    return;
+  }
+  track_writes(f);  // the others did when they blocked
+  std::vector<Fiber*> all;
+  all.swap(c.arrived);
+  c.name = nullptr;
+  std::sort(all.begin(), all.end(), [](const Fiber* x, const Fiber* y) { return x->tid < y->tid; });
+  join_all(all, memory);
+  if (aligned) check_converged(all, name);
+  converge(all);
+  exec(all);
+  ++c.generation;
+  wake_all(c.waiters);
+}
+
+void TcTop::add(const Fiber* f, const TcKnow& k) {
+  const uint64_t v[3] = {k.w, k.r, k.s};
+  for (int c = 0; c < 3; ++c) {
+    if (v[c] > v1[c]) {
+      if (who[c] != f) v2[c] = v1[c];
+      v1[c] = v[c];
+      who[c] = f;
+    } else if (who[c] != f && v[c] > v2[c]) {
+      v2[c] = v[c];
+    }
+  }
+}
+
+TcKnow TcTop::without(const Fiber* f) const {
+  TcKnow k;
+  k.w = who[0] == f ? v2[0] : v1[0];
+  k.r = who[1] == f ? v2[1] : v1[1];
+  k.s = who[2] == f ? v2[2] : v1[2];
+  return k;
+}
+
+void learn(Fiber* f, const TcKnow& k) {
+  f->tc_known.merge(k);
+  f->tc_pub.merge(f->tc_known);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The CUDA built-ins.
+// ---------------------------------------------------------------------------------------------
+dim3 thread_idx() { return self()->tidx; }
+dim3 block_idx() { return self()->cta->idx; }
+dim3 block_dim() { return emu().cfg.block; }
+dim3 grid_dim() { return emu().cfg.grid; }
+
+namespace {}  // namespace
+
+// Hands each thread the unfenced tcgen05 work of the others (see TcUnfenced): `sync_of(q)` is the
+// synchronisation q took part in (its location and instruction).
+void hand_unfenced(const std::vector<Fiber*>& members, const char* what) {
+  // The two latest per kind, by different threads, so each member gets the latest that is not its own.
+  for (int k = 0; k < 2; ++k) {
+    const Fiber* top[2] = {};
+    for (const Fiber* q : members) {
+      if (!q->tc_own.e[k]) continue;
+      if (!top[0] || q->tc_own.e[k] > top[0]->tc_own.e[k]) {
+        top[1] = top[0];
+        top[0] = q;
+      } else if (!top[1] || q->tc_own.e[k] > top[1]->tc_own.e[k]) {
+        top[1] = q;
+      }
+    }
+    if (!top[0]) continue;
+    for (Fiber* p : members) {
+      const Fiber* q = top[0] != p ? top[0] : top[1];
+      if (!q || q->tc_own.e[k] <= p->tc_unf.e[k]) continue;
+      p->tc_unf.e[k] = q->tc_own.e[k];
+      p->tc_unf.who[k] = q;
+      p->tc_unf.op[k] = q->tc_own.op[k];
+      p->tc_unf.op_name[k] = q->tc_own.op_name[k];
+      p->tc_unf.sync[k] = q->loc;
+      p->tc_unf.sync_what[k] = what;
+    }
+  }
+}
+
+namespace {
+
+// Completes an instance of a CTA barrier: its participants learn each other's tcgen05 work and
+// are ordered after each other's arrivals.
+void release_cta_barrier(NamedBar& b, const char* what) {
+  TcTop top;
+  for (Fiber* p : b.participants) top.add(p, p->tc_pub);
+  for (Fiber* p : b.participants) learn(p, top.without(p));
+  hand_unfenced(b.participants, what);
+  join_all(b.participants, true);
+  converge(b.participants);
+  b.participants.clear();
+  b.arrived = 0;
+  b.expected = 0;
+  ++b.generation;
+  wake_all(b.waiters);
+}
+
+void cta_barrier(Fiber* f, uint32_t id, int n, const char* what) {
+  Cta& c = *f->cta;
+  NamedBar& b = c.bars[id];
+  if (b.arrived == 0) {
+    b.expected = n;
+  } else if (b.expected != n) {
+    fail("named barrier", std::string(what) + " on barrier " + std::to_string(id) + " with " +
+                              (n < 0 ? std::string("all threads") : std::to_string(n) + " threads") +
+                              " while the threads already there (the first at " + where(b.loc) + ") expect " +
+                              (b.expected < 0 ? std::string("all threads") : std::to_string(b.expected)));
+  }
+  if (b.arrived == 0) b.loc = f->loc;
+  ++b.arrived;
+  b.participants.push_back(f);
+  const bool complete = n < 0 ? b.arrived + c.exited >= c.nthreads : b.arrived >= n;
+  if (!complete) {
+    const uint64_t gen = b.generation;
+    Wait w;
+    w.kind = WaitKind::cta_barrier;
+    w.what = what;
+    w.obj = &b;
+    w.cta = &c;
+    w.id = id;
+    while (b.generation == gen) {
+      b.waiters.push_back(f);
+      block(w);
+    }
+  } else {
+    // The waiters' stores were attributed (and their clocks advanced past them) when they blocked.
+    track_writes(f);
+    tick(f);
+    release_cta_barrier(b, what);
+  }
+}
+
+}  // namespace
+
+void syncthreads(SourceLoc loc) { cta_barrier(enter(loc, "__syncthreads"), 0, -1, "__syncthreads"); }
+
+// ---------------------------------------------------------------------------------------------
+// Shared memory.
+// ---------------------------------------------------------------------------------------------
+uint32_t smem_offset(Cta& c, const void* p, size_t bytes, const char* what) {
+  const uint8_t* q = static_cast<const uint8_t*>(p);
+  if (q < c.smem || q + bytes > c.smem + c.size)
+    fail("shared memory", std::string(what) + ": the pointer is not inside this CTA's " + std::to_string(c.size) +
+                              " bytes of dynamic shared memory");
+  return static_cast<uint32_t>(q - c.smem);
+}
+
+uint32_t addr_offset(Cta& c, uint32_t addr, size_t bytes, const char* what) {
+  const uint32_t low = addr & 0xFFFFFFu;
+  if (low < kSmemBase || low - kSmemBase + bytes > c.size)
+    fail("shared memory", std::string(what) + ": shared address " + hex(addr) + " (+" + std::to_string(bytes) +
+                              " bytes) is outside the CTA's dynamic shared memory [" + hex(kSmemBase) + ", " +
+                              hex(kSmemBase + c.size) + ")");
+  return low - kSmemBase;
+}
+
+Cta& cta_of_rank(uint32_t rank) {
+  Cluster& cl = *emu().cluster;
+  if (rank >= cl.ctas.size())
+    fail("cluster rank", "CTA rank " + std::to_string(rank) + " does not exist in a cluster of " +
+                             std::to_string(cl.ctas.size()) + " CTAs");
+  return *cl.ctas[rank];
+}
+
+uint32_t smem_addr(const void* p) {
+  Fiber* f = self();
+  return f->cta->addr_of(smem_offset(*f->cta, p, 0, "smem_addr"));
+}
+
+void* dynamic_smem_base(size_t alignment, size_t bytes) {
+  Fiber* f = self();
+  Cta& c = *f->cta;
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0) fail("dynamic_smem", "alignment must be a power of 2");
+  const size_t pad = (alignment - kSmemBase % alignment) % alignment;
+  if (pad + bytes > c.size)
+    fail("dynamic shared memory too small", "dynamic_smem<T>() needs " + std::to_string(bytes) + " bytes after " +
+                                                std::to_string(pad) + " bytes of padding to its " +
+                                                std::to_string(alignment) + "-byte alignment, but the launch gave " +
+                                                std::to_string(c.size) + " bytes (request smem_bytes<T>())");
+  return c.smem + pad;
+}
+
+void track_writes(Fiber* f) {
+  if (f->tracked) return;
+  f->tracked = true;
+  Cta& c = *f->cta;
+  if (std::memcmp(c.smem, c.shadow.data(), c.size) == 0) return;
+  const uint64_t ep = tick(f);
+  std::string what;  // for the overwrite rule's message
+  constexpr size_t kBlock = 256;
+  for (size_t blk = 0; blk < c.size; blk += kBlock) {
+    const size_t len = std::min(kBlock, c.size - blk);
+    if (std::memcmp(c.smem + blk, c.shadow.data() + blk, len) == 0) continue;
+    for (size_t w = blk / 4; w < (blk + len) / 4; ++w) {
+      if (std::memcmp(c.smem + 4 * w, c.shadow.data() + 4 * w, 4) == 0) continue;
+      if (!c.readers.empty()) {
+        // Found now, made since the thread last ran into the emulator: ordered as its clock was then.
+        if (what.empty())
+          what = "ordinary stores by " + thread_name(f) + " (found at its " + f->op + " at " + where(f->loc) + ")";
+        check_overwrite(c, static_cast<uint32_t>(w), f->vc, f, what.c_str());
+      }
+      std::memcpy(c.shadow.data() + 4 * w, c.smem + 4 * w, 4);
+      if (c.unfenced[w] != f->tid) f->unfenced.push_back(static_cast<uint32_t>(w));
+      c.unfenced[w] = f->tid;
+      c.writer[w] = f->tid;
+      c.wepoch[w] = ep;
+      c.swizzle[w] = 0;
+    }
+  }
+  f->tc_pub.s = ep;
+}
+
+void async_write(Cta& c, uint32_t off, const void* src, size_t bytes, uint8_t swizzle) {
+  std::memcpy(c.smem + off, src, bytes);
+  std::memcpy(c.shadow.data() + off, src, bytes);
+  const uint64_t ep = g_emu->next_epoch();
+  for (size_t w = off / 4; w < (off + bytes + 3) / 4; ++w) {
+    c.unfenced[w] = -1;
+    c.writer[w] = -1;
+    c.wepoch[w] = ep;
+    c.swizzle[w] = swizzle;
+  }
+}
+
+void check_async_read(Cta& c, const std::vector<uint32_t>& words, const char* op, const Fiber* reader,
+                      const model::Layout* layout) {
+  for (uint32_t w : words) {
+    if (reader && c.writer[w] >= 0 && !(reader->cta == &c && c.writer[w] == reader->tid) &&
+        !knows_write(reader->vc, c, w))
+      fail_at(reader, "asynchronous read not ordered after the stores",
+              std::string(op) + " (async proxy) reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
+                  ") that thread " + std::to_string(c.writer[w]) +
+                  " wrote with ordinary stores, and no synchronisation orders those stores before this operation: "
+                  "a barrier (__syncthreads, or an mbarrier arrive and wait) between the stores and the operation "
+                  "is missing");
+    if (layout && c.swizzle[w] != 0 && c.swizzle[w] != 1 + static_cast<int>(*layout))
+      fail_at(reader, "MMA descriptor swizzle differs from the TMA load's",
+              std::string(op) + " reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() + ") as " +
+                  model::layout_name(*layout) +
+                  " (its matrix descriptor's layout), but the TMA load that wrote it "
+                  "used " +
+                  model::layout_name(static_cast<model::Layout>(c.swizzle[w] - 1)) +
+                  " (its tensor map's swizzle): the tensor map and the descriptor must describe the same layout");
+    if (c.inflight[w])
+      fail("shared memory read while a TMA load writes it",
+           std::string(op) + " reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
+               ") that a TMA load still in flight is writing (the load at " +
+               where(c.tma_load_site[c.inflight_box[w]].loc) + ", completing on mbarrier " +
+               barrier_name(c, c.tma_load_site[c.inflight_box[w]].bar) +
+               "): the wait on that mbarrier is missing, or waits for the wrong phase parity");
+    if (c.unfenced[w] >= 0)
+      fail("missing fence.proxy.async",
+           std::string(op) + " (async proxy) reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
+               ") that thread " + std::to_string(c.unfenced[w]) +
+               " wrote with ordinary stores and has not fenced: the writer must run fence.proxy.async.shared::cta "
+               "(fence_proxy_async_shared) before the barrier that orders its stores before this operation");
+  }
+}
+
+void check_unchanged(Cta& c, const std::vector<uint32_t>& words, uint64_t since, const char* op,
+                     const std::string& issuer) {
+  for (uint32_t w : words)
+    if (c.wepoch[w] > since)
+      fail("shared memory overwritten while an asynchronous operation reads it",
+           std::string(op) + " issued by " + issuer + " reads shared memory at " + hex(c.addr_of(4 * w)) + " (" +
+               c.name() + "), which was written after the operation was issued and before it completed" +
+               (c.unfenced[w] >= 0 ? " (by thread " + std::to_string(c.unfenced[w]) + ")" : " (by a TMA load)") +
+               ": a wait for its completion (wait_group, or the mbarrier its commit arrives on) is missing before "
+               "the buffer is reused");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Global memory at GPU scope (common/global_memory.cuh). One fiber runs at a time and the clusters
+// of a grid run one after another, so global memory is sequentially consistent here: the fence
+// has nothing left to order and the atomic cannot be interleaved. A missing fence is not caught.
+// ---------------------------------------------------------------------------------------------
+void fence_acq_rel_gpu(SourceLoc loc) { enter(loc, "fence.acq_rel.gpu"); }
+
+uint32_t atomic_add_gpu(uint32_t* counter, uint32_t value, SourceLoc loc) {
+  enter(loc, "atom.add.u32");
+  const uint32_t old = *counter;
+  *counter = old + value;
+  return old;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Named barriers, elect, shuffle.
+// ---------------------------------------------------------------------------------------------
+void named_barrier_sync(uint32_t id, uint32_t num_threads, SourceLoc loc) {
+  Fiber* f = enter(loc, "bar.sync");
+  if (id > 15) fail("named barrier", "bar.sync id " + std::to_string(id) + ": ids are 0..15");
+  if (num_threads == 0 || num_threads % 32 != 0)
+    fail("named barrier",
+         "bar.sync thread count " + std::to_string(num_threads) + " must be a positive multiple of 32");
+  if (static_cast<int>(num_threads) > ((f->cta->nthreads + 31) / 32) * 32)
+    fail("named barrier", "bar.sync thread count " + std::to_string(num_threads) + " exceeds the CTA's " +
+                              std::to_string(f->cta->nthreads) + " threads");
+  const int n = static_cast<int>(num_threads) >= f->cta->nthreads ? -1 : static_cast<int>(num_threads);
+  cta_barrier(f, id, n, "bar.sync");
+}
+
+namespace {
+int warp_members(const Fiber* f) { return std::min(32, f->cta->nthreads - 32 * f->warp); }
+}  // namespace
+
+bool elect_one_sync(SourceLoc loc) {
+  Fiber* f = enter(loc, "elect.sync");
+  Wait w;
+  w.what = "elect.sync";
+  collective(
+      f->cta->warp_coll[f->warp], warp_members(f), "elect.sync", w,
+      [](std::vector<Fiber*>& all) {
+        for (Fiber* m : all) m->cresult = 0;
+        all.front()->cresult = 1;  // the lowest lane
+      },
+      false);
+  return f->cresult != 0;
+}
+
+// bar.warp.sync: every lane of the warp waits for the others. It reconverges a warp; it is not
+// counted as a thread synchronisation by the tcgen05.fence::after_thread_sync rule.
+void warp_sync(SourceLoc loc) {
+  Fiber* f = enter(loc, "bar.warp.sync");
+  Wait w;
+  w.what = "bar.warp.sync";
+  collective(
+      f->cta->warp_coll[f->warp], warp_members(f), "bar.warp.sync", w, [](std::vector<Fiber*>&) {}, false, true);
+}
+
+uint32_t shfl_broadcast(uint32_t value, int src_lane, SourceLoc loc) {
+  Fiber* f = enter(loc, "shfl.sync.idx");
+  f->carg[0] = value;
+  f->carg[1] = static_cast<uint64_t>(src_lane & 31);
+  Wait w;
+  w.what = "shfl.sync.idx";
+  collective(
+      f->cta->warp_coll[f->warp], warp_members(f), "shfl.sync.idx", w,
+      [](std::vector<Fiber*>& all) {
+        for (Fiber* m : all) {
+          const uint64_t src = m->carg[1];
+          if (src >= all.size()) fail("shfl.sync", "source lane " + std::to_string(src) + " is not in the warp");
+          m->cresult = all[src]->carg[0];
+        }
+      },
+      false);
+  return static_cast<uint32_t>(f->cresult);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Clusters.
+// ---------------------------------------------------------------------------------------------
+uint32_t cluster_ctarank() { return static_cast<uint32_t>(self()->cta->rank); }
+uint32_t cluster_nctarank() { return static_cast<uint32_t>(emu().cluster->ctas.size()); }
+uint32_t cluster_id_x() { return self()->cta->idx.x / emu().cfg.cluster.x; }
+uint32_t cluster_count_x() { return emu().cfg.grid.x / emu().cfg.cluster.x; }
+
+namespace {
+
+void cluster_barrier_check(Cluster& cl) {
+  if (cl.barrier_count < cl.threads) return;
+  ++cl.barrier_phase;
+  cl.barrier_count = cl.exited;
+  cl.barrier_epoch = g_emu->next_epoch();
+  cl.tc_done = cl.tc_phase;
+  cl.tc_phase = TcTop{};
+  cl.vc_done = std::move(cl.vc_phase);
+  cl.vc_phase = Clock{};
+  cl.xc_done = std::move(cl.xc_phase);
+  cl.xc_phase = Clock{};
+  cl.unf_done.swap(cl.unf_phase);
+  cl.unf_phase.clear();
+  wake_all(cl.barrier_waiters);
+}
+
+void cluster_arrive_impl(Fiber* f, const char* what) {
+  Cluster& cl = *emu().cluster;
+  if (f->cluster_arrived_phase >= 0)
+    fail("cluster barrier", std::string(what) + " twice without barrier.cluster.wait in between");
+  track_writes(f);
+  tick(f);
+  f->cluster_arrived_phase = static_cast<int64_t>(cl.barrier_phase);
+  cl.tc_phase.add(f, f->tc_pub);
+  cl.vc_phase.join(f->vc);
+  cl.xc_phase.join(f->xc);
+  if (f->tc_own.e[0] || f->tc_own.e[1]) {
+    TcUnfenced u = f->tc_own;
+    for (int k = 0; k < 2; ++k) {
+      u.sync[k] = f->loc;
+      u.sync_what[k] = what;
+    }
+    cl.unf_phase.push_back(u);
+  }
+  ++cl.barrier_count;
+  cluster_barrier_check(cl);
+}
+
+}  // namespace
+
+void cluster_arrive(SourceLoc loc) {
+  cluster_arrive_impl(enter(loc, "barrier.cluster.arrive"), "barrier.cluster.arrive.release");
+}
+void cluster_arrive_relaxed(SourceLoc loc) {
+  cluster_arrive_impl(enter(loc, "barrier.cluster.arrive.relaxed"), "barrier.cluster.arrive.relaxed");
+}
+
+void cluster_wait(SourceLoc loc) {
+  Fiber* f = enter(loc, "barrier.cluster.wait");
+  Cluster& cl = *emu().cluster;
+  if (f->cluster_arrived_phase < 0)
+    fail("cluster barrier", "barrier.cluster.wait without a barrier.cluster.arrive before it");
+  Wait w;
+  w.kind = WaitKind::cluster;
+  w.what = "barrier.cluster.wait";
+  w.obj = &cl;
+  while (static_cast<int64_t>(cl.barrier_phase) <= f->cluster_arrived_phase) {
+    cl.barrier_waiters.push_back(f);
+    block(w);
+  }
+  f->cluster_arrived_phase = -1;
+  learn(f, cl.tc_done.without(f));
+  f->vc.join(cl.vc_done);
+  f->xc.join(cl.xc_done);
+  tick(f);
+  // The unfenced tcgen05 work the other arrivers carried.
+  for (const TcUnfenced& u : cl.unf_done)
+    for (int k = 0; k < 2; ++k)
+      if (u.who[k] != f && u.e[k] > f->tc_unf.e[k]) {
+        f->tc_unf.e[k] = u.e[k];
+        f->tc_unf.who[k] = u.who[k];
+        f->tc_unf.op[k] = u.op[k];
+        f->tc_unf.op_name[k] = u.op_name[k];
+        f->tc_unf.sync[k] = u.sync[k];
+        f->tc_unf.sync_what[k] = u.sync_what[k];
+      }
+}
+
+void cluster_sync(SourceLoc loc) {
+  cluster_arrive(loc);
+  cluster_wait(loc);
+}
+
+uint32_t mapa_shared(uint32_t addr, uint32_t cta_rank) {
+  (void)self();
+  cta_of_rank(cta_rank);
+  return (cta_rank << 24) | (addr & 0xFFFFFFu);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exits.
+// ---------------------------------------------------------------------------------------------
+void check_thread_exit(Fiber* f) {
+  for (const auto& s : f->acc)
+    fail("wgmma accumulators not waited for",
+         "the thread exits while " + std::to_string(s->count) + " accumulator registers of a wgmma" +
+             (s->pending ? " still in flight" : "") +
+             " were never handed back by wgmma.wait_group: a wait that covers the last wgmma group is missing");
+  WarpgroupState& wg = f->cta->wg[f->tid / 128];
+  if (!wg.uncommitted.empty())
+    fail("wgmma not committed", "the thread exits with wgmma operations never committed (wgmma.commit_group)");
+  if (!f->lds.empty())
+    fail("tcgen05.ld not waited for", "the thread exits with " + std::to_string(f->lds.size()) +
+                                          " tcgen05.ld whose registers were never completed by tcgen05.wait::ld");
+  if (!f->open_stores.empty())
+    fail("TMA store not committed",
+         "the thread exits with TMA stores never committed to a bulk group (cp.async.bulk.commit_group)");
+  if (f->cluster_arrived_phase >= 0)
+    fail("cluster barrier", "the thread exits between barrier.cluster.arrive and barrier.cluster.wait");
+}
+
+namespace {
+
+void thread_exit(Fiber* f) {
+  f->tracked = false;  // the kernel body just returned
+  track_writes(f);
+  check_thread_exit(f);
+  Cta& c = *f->cta;
+  Cluster& cl = *c.cluster;
+  ++c.exited;
+  // __syncthreads counts exited threads as arrived.
+  NamedBar& b0 = c.bars[0];
+  if (b0.arrived > 0 && b0.arrived + c.exited >= c.nthreads) release_cta_barrier(b0, "__syncthreads");
+  ++cl.exited;
+  ++cl.barrier_count;
+  cluster_barrier_check(cl);
+  if (c.exited == c.nthreads) {
+    check_cta_exit(c);
+    c.done = true;
+  }
+}
+
+}  // namespace
+
+void check_cta_exit(Cta& c) {
+  for (const Fiber* f : c.threads)
+    if (f->store_groups > 0)
+      fail("TMA store still reading shared memory at exit",
+           "the CTA exits while " + std::to_string(f->store_groups) + " bulk group(s) of TMA stores issued by " +
+               thread_name(f) +
+               " may still read its shared memory: cp.async.bulk.wait_group.read 0 is missing before the exit");
+  for (size_t w = 0; w < c.inflight.size(); ++w)
+    if (c.inflight[w])
+      fail("CTA exiting with peer traffic in flight",
+           "the CTA exits while a TMA load (its own, or a peer's multicast) still writes its shared memory at " +
+               hex(c.addr_of(4 * w)) + ": the CTA must wait for the loads that target it before it exits");
+  if (c.tmem) {
+    for (int col = 0; col < Tmem::kCols; ++col)
+      if (c.tmem->pending[col])
+        fail("CTA exiting with peer traffic in flight",
+             "the CTA exits while a tcgen05.mma (its own, or the pair leader's) still writes its TMEM column " +
+                 std::to_string(col));
+    for (const Tmem::Alloc& a : c.tmem->allocs)
+      fail("TMEM not deallocated", "the CTA exits with " + std::to_string(a.ncols) + " TMEM columns at column " +
+                                       std::to_string(a.col) +
+                                       " still allocated: the allocating warp must run "
+                                       "tcgen05.dealloc before the CTA exits");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The deadlock report.
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+std::string describe_wait(const Fiber* f) {
+  const Wait& w = f->wait;
+  Cta* c = w.cta ? w.cta : f->cta;
+  switch (w.kind) {
+    case WaitKind::cta_barrier: {
+      const auto* b = static_cast<const NamedBar*>(w.obj);
+      if (w.id == 0 && b->expected < 0)
+        return std::string(w.what) + " (barrier 0): " + std::to_string(b->arrived) + " of " +
+               std::to_string(c->nthreads - c->exited) + " live threads arrived";
+      return std::string(w.what) + " " + std::to_string(w.id) + ": " + std::to_string(b->arrived) + " of " +
+             (b->expected < 0 ? std::to_string(c->nthreads) : std::to_string(b->expected)) + " threads arrived";
+    }
+    case WaitKind::mbarrier: {
+      const auto* b = static_cast<const MBarrier*>(w.obj);
+      std::string s = std::string(w.what) + " on mbarrier " + barrier_name(*c, w.id) +
+                      (c != f->cta ? " of " + c->name() : "") + ": waits for the phase of parity " +
+                      std::to_string(w.a) + "; the barrier has completed " + std::to_string(b->phase) +
+                      " phase(s) (current phase parity " + std::to_string(b->phase & 1) + "), " +
+                      std::to_string(b->pending) + " of " + std::to_string(b->count) + " arrivals and " +
+                      std::to_string(b->tx) + " tx bytes pending";
+
+      int inflight = 0;
+      for (const auto& [ph, n] : b->inflight) inflight += n;
+      if (inflight) s += ", " + std::to_string(inflight) + " TMA load(s) crediting it in flight";
+      return s;
+    }
+    case WaitKind::cluster: {
+      const auto* cl = static_cast<const Cluster*>(w.obj);
+      return std::string(w.what) + ": " + std::to_string(cl->barrier_count - cl->exited) + " of " +
+             std::to_string(cl->threads - cl->exited) + " live threads of the cluster arrived";
+    }
+    case WaitKind::collective: {
+      const auto* co = static_cast<const Collective*>(w.obj);
+      return std::string(w.what) + " (.sync.aligned): " + std::to_string(co->arrived.size()) + " of " +
+             std::to_string(co->members) + " threads arrived";
+    }
+    case WaitKind::wgmma_wait:
+      return std::string(w.what) + " " + std::to_string(w.a) + ": " + std::to_string(w.b) + " group(s) pending";
+    case WaitKind::bulk_wait:
+      return std::string(w.what) + " " + std::to_string(w.a) + ": " + std::to_string(w.b) + " group(s) pending";
+    case WaitKind::tmem_alloc:
+      return std::string(w.what) + " of " + std::to_string(w.a) + " columns: no free range (" + std::to_string(w.b) +
+             " of 512 columns allocated)";
+    case WaitKind::none: break;
+  }
+  return "running";
+}
+
+std::string deadlock_report(Emu& e) {
+  std::string r =
+      "deadlock: every live thread waits and no asynchronous operation is in flight to wake one "
+      "(threads grouped by CTA, warp and what they wait on)";
+  int lines = 0;
+  int omitted = 0;
+  std::vector<std::string> diagnosis;
+  for (auto& cp : e.cluster->ctas) {
+    Cta& c = *cp;
+    for (int warp = 0; warp * 32 < c.nthreads; ++warp) {
+      std::vector<std::pair<std::string, std::vector<int>>> groups;
+      for (int t = warp * 32; t < std::min(c.nthreads, warp * 32 + 32); ++t) {
+        Fiber* f = c.threads[t];
+        if (f->state == Fiber::State::done) continue;
+        const char* role = f->wait.tag.role ? f->wait.tag.role : f->role;
+        std::string what =
+            (role ? "role " + std::string(role) + ", " : "") + "at " + where(f->wait.loc) + ": " + describe_wait(f);
+        auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == what; });
+        if (it == groups.end()) groups.push_back({what, {f->lane}});
+        else it->second.push_back(f->lane);
+      }
+      for (auto& [what, lanes] : groups) {
+        // A .sync.aligned instruction that only part of the warp reached.
+        const Fiber* f = c.threads[warp * 32 + lanes.front()];
+        if (f->wait.kind == WaitKind::collective && groups.size() > 1)
+          diagnosis.push_back(std::string(f->wait.what) + " in " + c.name() + " warp " + std::to_string(warp) +
+                              " was reached by " + lanes_string(lanes) +
+                              " only, while the other lanes wait elsewhere: "
+                              "a .sync.aligned instruction must be executed by every thread of the warp (or "
+                              "warpgroup), convergently");
+        if (lines >= 48) {
+          ++omitted;
+          continue;
+        }
+        r += "\n  " + c.name() + " warp " + std::to_string(warp) + " " + lanes_string(lanes) + ", " + what;
+        ++lines;
+      }
+    }
+    for (auto& [off, b] : c.mbar) {
+      int inflight = 0;
+      for (const auto& [ph, n] : b.inflight) inflight += n;
+      if (b.init && b.tx > 0 && inflight == 0 && !b.waiters.empty())
+        diagnosis.push_back(
+            "mbarrier " + barrier_name(c, off) + " of " + c.name() + " still expects " + std::to_string(b.tx) +
+            " tx bytes and no TMA load crediting it is in flight: "
+            "expect_tx announced more bytes (" +
+            std::to_string(b.expected) + ") than the loads deliver (" + std::to_string(b.delivered) + " so far)");
+      // A producer waiting for a free slot on a fresh barrier with the consumer's parity.
+      bool fresh_wait = false;
+      for (const Fiber* f : b.waiters) {
+        const char* role = f->wait.tag.role ? f->wait.tag.role : "";
+        const char* tag = f->wait.tag.barrier ? f->wait.tag.barrier : "";
+        if (f->wait.a == 0 && (std::strstr(role, "producer") || std::strstr(tag, "empty"))) fresh_wait = true;
+      }
+      if (b.init && b.phase == 0 && b.pending == static_cast<int64_t>(b.count) && b.tx == 0 && fresh_wait)
+        diagnosis.push_back("mbarrier " + barrier_name(c, off) + " of " + c.name() +
+                            " is fresh (phase 0, no arrival yet) and a producer waits on it for parity 0, i.e. "
+                            "for its first phase to complete: a wrong initial phase? A producer waiting for a "
+                            "free slot waits for parity phase ^ 1, which returns at once on a fresh barrier "
+                            "(PipelineState::empty_parity)");
+      if (b.init && b.pending > 0 && b.pending < static_cast<int64_t>(b.count) && !b.waiters.empty())
+        diagnosis.push_back("mbarrier " + barrier_name(c, off) + " of " + c.name() + " got " +
+                            std::to_string(b.count - b.pending) + " of its " + std::to_string(b.count) +
+                            " arrivals this phase: the init count or the arriving threads are wrong");
+    }
+  }
+  if (omitted) r += "\n  ... and " + std::to_string(omitted) + " more group(s)";
+  // A warpgroup instruction (wgmma, setmaxnreg) that only some of the warpgroup's warps reached.
+  for (auto& cp : e.cluster->ctas)
+    for (size_t g = 0; g < cp->wg.size(); ++g) {
+      const Collective& co = cp->wg[g].coll;
+      if (co.arrived.empty() || static_cast<int>(co.arrived.size()) >= co.members) continue;
+      std::set<int> warps;
+      for (const Fiber* m : co.arrived) warps.insert(m->warp);
+      std::vector<int> ws(warps.begin(), warps.end());
+      std::string l = lanes_string(ws);  // "lanes 0-2"
+      l = "warp" + l.substr(4);
+      diagnosis.push_back(std::string(co.name) + " in " + cp->name() + " warpgroup " + std::to_string(g) +
+                          " was reached by " + l + " only (first at " + where(co.loc) +
+                          "): a warpgroup's .sync.aligned instruction must be executed by all four of its warps");
+    }
+  if (!e.skips.empty()) {
+    std::string s = "threads waited for mbarrier phases out of step with their own earlier waits: ";
+    for (size_t i = 0; i < e.skips.size(); ++i)
+      s += (i ? "; " : "") + e.skips[i].first +
+           (e.skips[i].second > 1 ? " (and " + std::to_string(e.skips[i].second - 1) + " more threads alike)" : "");
+    diagnosis.push_back(s +
+                        ". A pipeline position (stage, phase) that no longer follows the barriers' phases: is "
+                        "a PipelineState re-initialised (for each tile?), or advanced a different number of times "
+                        "by the two sides?");
+  }
+  for (const std::string& d : diagnosis) r += "\n  diagnosis: " + d;
+  return r;
+}
+
+}  // namespace
+
+// "'full' stage 1 (shared 0x10808)": the tag a wait gave the barrier, and its index in the array of
+// barriers waited on under the same tag (from the lowest such offset, in steps of the smallest
+// distance between them, 8 bytes when only one was seen: a stage that was never waited on yet
+// counts too, so the first stage is the only one that must have been).
+std::string barrier_name(Cta& c, uint32_t off) {
+  for (const auto& [tag, offs] : c.tag_offsets)
+    if (offs.count(off)) {
+      uint32_t stride = 0;
+      for (auto it = offs.begin(); std::next(it) != offs.end(); ++it) {
+        const uint32_t d = *std::next(it) - *it;
+        stride = stride ? std::min(stride, d) : d;
+      }
+      if (stride == 0) stride = 8;
+      const uint32_t stage = (off - *offs.begin()) / stride;
+      return "'" + tag + "' stage " + std::to_string(stage) + " (shared " + hex(c.addr_of(off)) + ")";
+    }
+  return "at shared " + hex(c.addr_of(off));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The launch.
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+// Runs the fibers of the current cluster to the end, or to the first failure.
+void run_cluster(Emu& e) {
+  const int period = g_options.async_period;  // 0: only when every thread waits
+  while (true) {
+    if (!e.failure.empty()) return;
+    bool live = false;
+    for (auto& c : e.cluster->ctas)
+      if (!c->done) live = true;
+    if (!live) {
+      // Every thread has exited: what is still in flight completes now (and finds out if it
+      // targets a CTA that is gone).
+      if (e.active.empty()) break;
+      complete_async(e, e.rand() % e.active.size());
+      continue;
+    }
+    // Asynchronous work completes late: on average after `period` rounds of every runnable fiber.
+    if (period > 0 && !e.active.empty() &&
+        e.rand() % (static_cast<uint64_t>(period) * std::max<size_t>(1, e.runnable.size())) == 0) {
+      complete_async(e, e.rand() % e.active.size());
+      continue;
+    }
+    if (e.runnable.empty()) {
+      if (!e.active.empty()) {
+        complete_async(e, e.rand() % e.active.size());
+        continue;
+      }
+      bool any_blocked = false;
+      for (auto& c : e.cluster->ctas)
+        for (Fiber* f : c->threads)
+          if (f->state == Fiber::State::blocked) any_blocked = true;
+      if (!any_blocked) break;  // every fiber done (CTA bookkeeping follows)
+      throw Failure{deadlock_report(e)};
+    }
+    const size_t i = e.rand() % e.runnable.size();
+    Fiber* f = e.runnable[i];
+    e.runnable[i] = e.runnable.back();
+    e.runnable.pop_back();
+    if (f->state != Fiber::State::runnable) continue;
+    f->state = Fiber::State::running;
+    f->started = true;
+    e.current = f;
+    ++e.stats.switches;
+    swapcontext(&e.sched, &f->ctx);
+    e.current = nullptr;
+  }
+}
+
+// Tears down the fibers of a failed cluster: each one that started unwinds (Abort).
+void abort_cluster(Emu& e) {
+  e.aborting = true;
+  for (Queue* q : e.active) {
+    q->listed = false;
+    if (q->transient) delete q;  // a TMA load in flight; the other queues belong to fibers and CTAs
+  }
+  e.active.clear();
+  for (auto& c : e.cluster->ctas)
+    for (Fiber* f : c->threads)
+      if (f->started && f->state != Fiber::State::done) {
+        e.current = f;
+        swapcontext(&e.sched, &f->ctx);
+        e.current = nullptr;
+      }
+  e.aborting = false;
+}
+
+void watch_begin() {
+  if (!g_watch.active) return;
+  g_watch.snapshot.assign(g_watch.alloc, g_watch.alloc + g_watch.bytes);
+  g_watch.result = g_watch.snapshot;
+  g_watch.writer.assign(static_cast<size_t>(g_watch.rows * g_watch.cols), -1);
+}
+
+// After cluster `cluster_index`: what it wrote is moved aside and the allocation restored, so
+// that the next cluster's writes show up as changes too.
+void watch_cluster(int64_t cluster_index, const std::string& cluster_name) {
+  if (!g_watch.active) return;
+  OutputWatch& w = g_watch;
+  const size_t d_begin = static_cast<size_t>(w.d - w.alloc);
+  const size_t d_bytes = static_cast<size_t>(w.rows * w.cols) * w.elem;
+  constexpr size_t kBlock = 4096;
+  for (size_t blk = 0; blk < w.bytes; blk += kBlock) {
+    const size_t len = std::min(kBlock, w.bytes - blk);
+    if (std::memcmp(w.alloc + blk, w.snapshot.data() + blk, len) == 0) continue;
+    for (size_t i = blk; i < blk + len; ++i) {
+      if (w.alloc[i] == w.snapshot[i]) continue;
+      if (i < d_begin || i >= d_begin + d_bytes) {
+        const int64_t elems = (static_cast<int64_t>(i) - static_cast<int64_t>(d_begin)) / static_cast<int64_t>(w.elem);
+        throw Failure{"write outside D: " + cluster_name + " wrote " +
+                      (i < d_begin ? std::to_string(-elems) + " element(s) before D's start"
+                                   : std::to_string(elems - w.rows * w.cols) + " element(s) past D's end") +
+                      " (D is " + std::to_string(w.rows) + " x " + std::to_string(w.cols) + ")"};
+      }
+      const size_t e = (i - d_begin) / w.elem;
+      if (w.writer[e] >= 0 && w.writer[e] != cluster_index)
+        throw Failure{"element of D written twice: element (" + std::to_string(e / w.cols) + ", " +
+                      std::to_string(e % w.cols) + ") was written by cluster " + std::to_string(w.writer[e]) +
+                      " and again by " + cluster_name};
+      w.writer[e] = cluster_index;
+      w.result[i] = w.alloc[i];
+      w.alloc[i] = w.snapshot[i];
+    }
+  }
+}
+
+void watch_end() {
+  if (!g_watch.active) return;
+  std::memcpy(g_watch.alloc, g_watch.result.data(), g_watch.bytes);
+}
+
+struct SmemBuffer {
+  uint8_t* p = nullptr;
+  size_t size = 0;
+};
+
+}  // namespace
+
+Status launch_grid(const LaunchConfig& cfg, void (*body)(void*), void* ctx) {
+  if (g_emu) return Status::failure("emulator: a kernel launched another kernel (nested launches are not modelled)");
+  const auto dims_ok = [](dim3 d) { return d.x >= 1 && d.y >= 1 && d.z >= 1; };
+  if (!dims_ok(cfg.grid) || !dims_ok(cfg.block) || !dims_ok(cfg.cluster))
+    return Status::failure("kernel launch: grid, block and cluster dimensions must be at least 1");
+  const uint64_t threads = uint64_t{cfg.block.x} * cfg.block.y * cfg.block.z;
+  if (threads > 1024)
+    return Status::failure("kernel launch: " + std::to_string(threads) + " threads per block (at most 1024)");
+  if (cfg.grid.y > 65535 || cfg.grid.z > 65535)
+    return Status::failure("kernel launch: grid y and z are limited to 65535");
+  if (cfg.grid.x % cfg.cluster.x || cfg.grid.y % cfg.cluster.y || cfg.grid.z % cfg.cluster.z)
+    return Status::failure("kernel launch: the grid must be a multiple of the cluster dimensions");
+  const uint64_t cluster_size = uint64_t{cfg.cluster.x} * cfg.cluster.y * cfg.cluster.z;
+  if (cluster_size > 16) return Status::failure("kernel launch: at most 16 CTAs per cluster");
+  if (cfg.smem_bytes > kMaxSmemPerCta)
+    return Status::failure("shared-memory limit: the kernel needs " + std::to_string(cfg.smem_bytes) +
+                           " bytes of shared memory per CTA, the device allows " + std::to_string(kMaxSmemPerCta));
+
+  Emu e;
+  e.cfg = cfg;
+  e.body = body;
+  e.body_ctx = ctx;
+  e.rng_state = g_options.seed;
+  e.stats.seed = g_options.seed;
+  g_emu = &e;
+  watch_begin();
+
+  const size_t smem_size = std::max<size_t>(256, (cfg.smem_bytes + 255) / 256 * 256);
+  std::vector<SmemBuffer> buffers;
+  Status status;
+  try {
+    const dim3 nclusters(cfg.grid.x / cfg.cluster.x, cfg.grid.y / cfg.cluster.y, cfg.grid.z / cfg.cluster.z);
+    int64_t cluster_index = 0;
+    for (uint32_t cz = 0; cz < nclusters.z; ++cz)
+      for (uint32_t cy = 0; cy < nclusters.y; ++cy)
+        for (uint32_t cx = 0; cx < nclusters.x; ++cx, ++cluster_index) {
+          Cluster cl;
+          cl.dims = cfg.cluster;
+          e.cluster = &cl;
+          size_t fiber_i = 0;
+          for (uint32_t z = 0; z < cfg.cluster.z; ++z)
+            for (uint32_t y = 0; y < cfg.cluster.y; ++y)
+              for (uint32_t x = 0; x < cfg.cluster.x; ++x) {
+                auto c = std::make_unique<Cta>();
+                c->cluster = &cl;
+                c->rank = static_cast<int>(x + cfg.cluster.x * (y + cfg.cluster.y * z));
+                c->idx = dim3(cx * cfg.cluster.x + x, cy * cfg.cluster.y + y, cz * cfg.cluster.z + z);
+                c->nthreads = static_cast<int>(threads);
+                const size_t ci = cl.ctas.size();
+                if (ci == buffers.size()) {
+                  SmemBuffer b;
+                  b.size = smem_size;
+                  b.p = static_cast<uint8_t*>(std::aligned_alloc(4096, smem_size));
+                  buffers.push_back(b);
+                }
+                c->smem = buffers[ci].p;
+                c->size = smem_size;
+                std::memset(c->smem, kSmemPoison, smem_size);
+                c->shadow.assign(c->smem, c->smem + smem_size);
+                c->unfenced.assign(smem_size / 4, -1);
+                c->writer.assign(smem_size / 4, -1);
+                c->wepoch.assign(smem_size / 4, 0);
+                c->inflight.assign(smem_size / 4, 0);
+                c->inflight_box.assign(smem_size / 4, 0);
+                c->swizzle.assign(smem_size / 4, 0);
+                c->warp_coll.resize((threads + 31) / 32);
+                c->warps.resize((threads + 31) / 32);
+                c->wg.resize((threads + 127) / 128);
+                for (int t = 0; t < c->nthreads; ++t) {
+                  Fiber* f = fiber_i < e.pool.size() ? e.pool[fiber_i].get() : new_fiber(e);
+                  ++fiber_i;
+                  char* stack = f->stack;
+                  const size_t mapping = f->mapping;
+                  *f = Fiber{};
+                  f->stack = stack;
+                  f->mapping = mapping;
+                  f->cta = c.get();
+                  f->tid = t;
+                  f->slot = cluster_slot(*c, t);
+                  f->tidx = dim3(t % cfg.block.x, (t / cfg.block.x) % cfg.block.y, t / (cfg.block.x * cfg.block.y));
+                  f->warp = t / 32;
+                  f->lane = t % 32;
+                  start_fiber(e, f);
+                  f->state = Fiber::State::runnable;
+                  c->threads.push_back(f);
+                  e.runnable.push_back(f);
+                }
+                cl.threads += c->nthreads;
+                cl.ctas.push_back(std::move(c));
+              }
+          // CTAs in rank order, as cta_of_rank indexes them.
+          std::sort(cl.ctas.begin(), cl.ctas.end(), [](const auto& a, const auto& b) { return a->rank < b->rank; });
+          cl.next_slot = static_cast<size_t>(cl.threads);  // mbarrier slots follow the threads'
+          e.readers.clear();
+          e.skips.clear();
+          e.stats.threads += static_cast<uint64_t>(cl.threads);
+          ++e.stats.clusters;
+          try {
+            run_cluster(e);
+          } catch (const Failure& x) {
+            if (e.failure.empty()) e.failure = x.message;
+          }
+          if (!e.failure.empty()) {
+            abort_cluster(e);
+            e.runnable.clear();
+            throw Failure{e.failure};
+          }
+          // Queues left by fibers of this cluster are empty now; transient ones were freed.
+          e.runnable.clear();
+          e.active.clear();
+          watch_cluster(
+              cluster_index,
+              cl.ctas.front()->name() + (cl.ctas.size() > 1 ? " (cluster " + std::to_string(cluster_index) + ")" : ""));
+          e.cluster = nullptr;
+        }
+  } catch (const Failure& x) {
+    status = Status::failure("emulator: " + x.message + "\n  replay: --emu-seed " + std::to_string(g_options.seed));
+  }
+  watch_end();
+  for (SmemBuffer& b : buffers) std::free(b.p);
+  free_pool(e);
+  g_last = e.stats;
+  g_emu = nullptr;
+  return status;
+}
+
+}  // namespace gemm::emu
+
+// The wrappers are declared in namespace gemm (common/*.cuh); the definitions above are in
+// gemm::emu. Forward.
+namespace gemm {
+uint32_t smem_addr(const void* p) { return emu::smem_addr(p); }
+void* dynamic_smem_base(size_t alignment, size_t bytes) { return emu::dynamic_smem_base(alignment, bytes); }
+void named_barrier_sync(uint32_t id, uint32_t num_threads, SourceLoc loc) {
+  emu::named_barrier_sync(id, num_threads, loc);
+}
+bool elect_one_sync(SourceLoc loc) { return emu::elect_one_sync(loc); }
+void fence_acq_rel_gpu(SourceLoc loc) { emu::fence_acq_rel_gpu(loc); }
+uint32_t atomic_add_gpu(uint32_t* counter, uint32_t value, SourceLoc loc) {
+  return emu::atomic_add_gpu(counter, value, loc);
+}
+void warp_sync(SourceLoc loc) { emu::warp_sync(loc); }
+uint32_t shfl_broadcast(uint32_t value, int src_lane, SourceLoc loc) {
+  return emu::shfl_broadcast(value, src_lane, loc);
+}
+uint32_t cluster_ctarank() { return emu::cluster_ctarank(); }
+uint32_t cluster_nctarank() { return emu::cluster_nctarank(); }
+uint32_t cluster_id_x() { return emu::cluster_id_x(); }
+uint32_t cluster_count_x() { return emu::cluster_count_x(); }
+void cluster_arrive(SourceLoc loc) { emu::cluster_arrive(loc); }
+void cluster_arrive_relaxed(SourceLoc loc) { emu::cluster_arrive_relaxed(loc); }
+void cluster_wait(SourceLoc loc) { emu::cluster_wait(loc); }
+void cluster_sync(SourceLoc loc) { emu::cluster_sync(loc); }
+uint32_t mapa_shared(uint32_t addr, uint32_t cta_rank) { return emu::mapa_shared(addr, cta_rank); }
+}  // namespace gemm

@@ -1,0 +1,496 @@
+// Tensor Memory and tcgen05 (sm100a): allocation (128 lanes x 512 columns per CTA, power-of-2
+// column counts from 32 to 512, one whole warp), tcgen05.mma .kind::f16 with cta_group 1 and 2
+// (descriptors decoded per the sm100 tables), commit (plain and multicast), tcgen05.ld
+// .32x32b.xN limited to the warp's quarter of the lanes, wait::ld, and the thread-sync fences.
+#include "emu/core.h"
+
+namespace gemm::emu {
+
+namespace {
+
+constexpr uint32_t kRegPoison = 0x7FBADBADu;
+constexpr uint32_t kTmemPoison = 0x7FC0FFEEu;
+
+void use_cta_group(int cg, const char* what) {
+  Emu& e = emu();
+  if (cg != 1 && cg != 2) fail("cta_group", std::string(what) + ": cta_group must be 1 or 2");
+  if (e.cta_group == 0) e.cta_group = cg;
+  if (e.cta_group != cg)
+    fail("mixed cta_group in one kernel",
+         std::string(what) + " with cta_group::" + std::to_string(cg) +
+             " in a kernel whose earlier tcgen05 instructions used cta_group::" + std::to_string(e.cta_group) +
+             ": every tcgen05 instruction of a kernel must use the same cta_group");
+}
+
+Tmem& tmem_of(Cta& c) {
+  if (!c.tmem) c.tmem = std::make_unique<Tmem>();
+  return *c.tmem;
+}
+
+// The fence rule (see TcKnow): a tcgen05.ld needs TMEM writes it learned of through a thread
+// synchronisation to be covered by a later tcgen05.fence::after_thread_sync; a tcgen05.mma needs
+// that for TMEM writes and reads and shared-memory writes.
+void check_fenced_after_sync(Fiber* f, const char* what, bool mma) {
+  check_tc_unfenced(f, what);
+  const TcKnow& k = f->tc_known;
+  const TcKnow& d = f->tc_fenced;
+  const char* dep = k.w > d.w          ? "TMEM written by tcgen05.mma or tcgen05.alloc"
+                    : mma && k.r > d.r ? "TMEM read by tcgen05.ld"
+                    : mma && k.s > d.s ? "shared memory written by threads or TMA"
+                                       : nullptr;
+  if (dep)
+    fail_at(f, "missing tcgen05.fence::after_thread_sync",
+            std::string(what) +
+                " after a thread synchronisation (a barrier or an mbarrier wait) that ordered it "
+                "after other threads' work (" +
+                dep +
+                "), with no tcgen05.fence::after_thread_sync in between: without the fence the "
+                "asynchronous tcgen05 operation is not ordered after that synchronisation");
+}
+
+std::string cols_string(uint32_t col, uint32_t n) {
+  return "columns " + std::to_string(col) + "-" + std::to_string(col + n - 1);
+}
+
+void check_columns(Cta& c, uint32_t col, uint32_t n, const char* what) {
+  Tmem& t = tmem_of(c);
+  if (col + n > Tmem::kCols || !t.allocated(col, n))
+    fail("TMEM access outside the allocation", std::string(what) + " touches TMEM " + cols_string(col, n) + " of " +
+                                                   c.name() + ", which are not (all) allocated");
+}
+
+// The words of shared memory `rows` rows (from `row0`) of a K16 operand read.
+std::vector<uint32_t> operand_words(Cta& c, const model::MatrixDesc& d, int row0, int rows, const char* which) {
+  std::vector<uint32_t> words;
+  words.reserve(static_cast<size_t>(rows) * 8);
+  for (int r = row0; r < row0 + rows; ++r)
+    for (uint32_t k = 0; k < 2; ++k) {
+      const uint32_t off = addr_offset(c, model::kmajor_chunk_addr(d, r, k), 16, which);
+      for (uint32_t w = 0; w < 4; ++w) words.push_back(off / 4 + w);
+    }
+  return words;
+}
+
+std::vector<float> read_operand(Cta& c, const model::MatrixDesc& d, int rows, int type, bool negate) {
+  std::vector<float> v(static_cast<size_t>(rows) * 16);
+  for (int r = 0; r < rows; ++r)
+    for (uint32_t k = 0; k < 2; ++k) {
+      const uint32_t off = addr_offset(c, model::kmajor_chunk_addr(d, r, k), 16, "tcgen05.mma");
+      uint16_t h[8];
+      std::memcpy(h, c.smem + off, 16);
+      for (int e = 0; e < 8; ++e) {
+        const float x = type == 1 ? bf16_to_float(h[e]) : half_to_float(h[e]);
+        v[r * 16 + k * 8 + e] = negate ? -x : x;
+      }
+    }
+  return v;
+}
+
+model::MatrixDesc decode_smem(uint64_t desc, const char* which) {
+  const model::DescDecode d = model::decode_sm100_desc(desc);
+  if (!d.ok) fail("tcgen05 shared-memory descriptor", std::string(which) + ": " + d.error);
+  const std::string align = model::check_desc_alignment(d.desc);
+  if (!align.empty()) fail("swizzled tile not aligned to its atom", std::string(which) + ": " + align);
+  return d.desc;
+}
+
+struct MmaPart {
+  Cta* cta;  // whose A rows and TMEM lanes
+};
+
+// A thread's own tcgen05 work (kind 0: TMEM written, 1: TMEM read), not yet fenced before a
+// thread synchronisation.
+void own_tc(Fiber* f, int kind, uint64_t epoch) {
+  f->tc_own.e[kind] = epoch;
+  f->tc_own.op[kind] = f->loc;
+  f->tc_own.op_name[kind] = f->op;
+  f->tc_own.who[kind] = f;
+  f->tc_own_ever[kind] = std::max(f->tc_own_ever[kind], epoch);
+}
+
+// tcgen05.fence::before_thread_sync, and the one a tcgen05.commit implies: the thread's own
+// tcgen05 work is now ordered before its next synchronisation, which publishes it.
+void fence_own_tc(Fiber* f) {
+  f->tc_pub.w = std::max(f->tc_pub.w, f->tc_own.e[0]);
+  f->tc_pub.r = std::max(f->tc_pub.r, f->tc_own.e[1]);
+  f->tc_own = TcUnfenced{};
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Fences.
+// ---------------------------------------------------------------------------------------------
+void tcgen05_fence_before_thread_sync(SourceLoc loc) { fence_own_tc(enter(loc, "tcgen05.fence::before_thread_sync")); }
+void tcgen05_fence_after_thread_sync(SourceLoc loc) {
+  Fiber* f = enter(loc, "tcgen05.fence::after_thread_sync");
+  check_tc_unfenced(f, "tcgen05.fence::after_thread_sync");
+  f->tc_fenced = f->tc_known;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Allocation.
+// ---------------------------------------------------------------------------------------------
+void tmem_alloc_n(int cta_group, uint32_t* slot, uint32_t num_columns, SourceLoc loc) {
+  Fiber* f = enter(loc, "tcgen05.alloc");
+  const char* what = "tcgen05.alloc";
+  use_cta_group(cta_group, what);
+  Cta& c = *f->cta;
+  f->carg[0] = smem_offset(c, slot, 4, what);
+  f->carg[1] = num_columns;
+  Wait w;
+  w.what = what;
+  const int members = std::min(32, c.nthreads - 32 * f->warp);
+  if (members != 32) fail("TMEM allocation", "tcgen05.alloc must be executed by a whole warp of 32 threads");
+  collective(c.warp_coll[f->warp], 32, what, w, [&c, num_columns, what](std::vector<Fiber*>& all) {
+    for (Fiber* m : all)
+      if (m->carg[0] != all.front()->carg[0] || m->carg[1] != all.front()->carg[1])
+        fail("TMEM allocation", "the lanes of the warp pass different operands to tcgen05.alloc");
+    if (num_columns < 32 || num_columns > 512 || (num_columns & (num_columns - 1)) != 0)
+      fail("TMEM allocation", "tcgen05.alloc of " + std::to_string(num_columns) +
+                                  " columns: the count must be a power of 2 from 32 to 512");
+    Tmem& t = tmem_of(c);
+    if (t.relinquished)
+      fail("TMEM allocation", "tcgen05.alloc after tcgen05.relinquish_alloc_permit: the CTA gave up allocating");
+    while (true) {
+      for (uint32_t col = 0; col + num_columns <= Tmem::kCols; col += num_columns) {
+        bool free = true;
+        for (const Tmem::Alloc& a : t.allocs)
+          if (col < a.col + a.ncols && a.col < col + num_columns) free = false;
+        if (!free) continue;
+        t.allocs.push_back({col, num_columns});
+        for (uint32_t lane = 0; lane < Tmem::kLanes; ++lane)
+          for (uint32_t k = col; k < col + num_columns; ++k) {
+            t.cell(lane, k) = kTmemPoison;
+            t.written[lane * Tmem::kCols + k] = 0;
+          }
+        const uint32_t addr = col;  // lane 0, the first column
+        async_write(c, static_cast<uint32_t>(all.front()->carg[0]), &addr, 4);
+        t.last_use_epoch = emu().next_epoch();
+        for (Fiber* m : all) own_tc(m, 0, t.last_use_epoch);
+        return;
+      }
+      uint32_t used = 0;
+      for (const Tmem::Alloc& a : t.allocs) used += a.ncols;
+      Wait wa;
+      wa.kind = WaitKind::tmem_alloc;
+      wa.what = what;
+      wa.a = num_columns;
+      wa.b = used;
+      t.alloc_waiters.push_back(self());
+      block(wa);
+    }
+  });
+}
+
+void tmem_dealloc_n(int cta_group, uint32_t taddr, uint32_t num_columns, SourceLoc loc) {
+  Fiber* f = enter(loc, "tcgen05.dealloc");
+  const char* what = "tcgen05.dealloc";
+  use_cta_group(cta_group, what);
+  Cta& c = *f->cta;
+  f->carg[0] = taddr;
+  f->carg[1] = num_columns;
+  Wait w;
+  w.what = what;
+  const int members = std::min(32, c.nthreads - 32 * f->warp);
+  if (members != 32) fail("TMEM allocation", "tcgen05.dealloc must be executed by a whole warp of 32 threads");
+  collective(c.warp_coll[f->warp], 32, what, w, [&c, cta_group, taddr, num_columns, what](std::vector<Fiber*>& all) {
+    for (Fiber* m : all)
+      if (m->carg[0] != all.front()->carg[0] || m->carg[1] != all.front()->carg[1])
+        fail("TMEM allocation", "the lanes of the warp pass different operands to tcgen05.dealloc");
+    Tmem& t = tmem_of(c);
+    const uint32_t col = taddr & 0xFFFFu;
+    auto it = std::find_if(t.allocs.begin(), t.allocs.end(),
+                           [&](const Tmem::Alloc& a) { return a.col == col && a.ncols == num_columns; });
+    if ((taddr >> 16) != 0 || it == t.allocs.end())
+      fail("TMEM allocation", "tcgen05.dealloc of " + std::to_string(num_columns) + " columns at " + hex(taddr) +
+                                  ", which is not an allocation of this CTA");
+    for (const Fiber* g : c.threads)
+      for (const PendingLd& ld : g->lds)
+        if (ld.col < col + num_columns && col < ld.col + ld.ncols)
+          fail("dealloc while a load is outstanding",
+               "tcgen05.dealloc of TMEM " + cols_string(col, num_columns) + " while a tcgen05.ld of " + thread_name(g) +
+                   " from them has not completed (tcgen05.wait::ld, then a barrier, before the dealloc)");
+    for (uint32_t k = col; k < col + num_columns; ++k)
+      if (t.pending[k])
+        fail("dealloc while a load is outstanding",
+             "tcgen05.dealloc of TMEM " + cols_string(col, num_columns) +
+                 " while a tcgen05.mma writing them is still in flight (wait on its commit's mbarrier first)");
+    if (cta_group == 2) {
+      Cluster& cl = *c.cluster;
+      Cta& peer = cta_of_rank(static_cast<uint32_t>(c.rank) ^ 1u);
+      const uint64_t last = std::max(t.last_use_epoch, peer.tmem ? peer.tmem->last_use_epoch : 0);
+      if (last > cl.barrier_epoch)
+        fail("dealloc while the peer CTA may still use TMEM",
+             "tcgen05.dealloc.cta_group::2 in " + c.name() +
+                 " with no cluster barrier since the pair's last tcgen05 "
+                 "operation: the peer CTA may still use the pair's TMEM (end the epilogues with a cluster barrier "
+                 "before the dealloc)");
+    }
+    t.allocs.erase(it);
+    const uint64_t e = emu().next_epoch();
+    for (Fiber* m : all) own_tc(m, 0, e);
+    wake_all(t.alloc_waiters);
+    (void)what;
+  });
+}
+
+void tmem_relinquish_alloc_permit_n(int cta_group, SourceLoc loc) {
+  Fiber* f = enter(loc, "tcgen05.relinquish_alloc_permit");
+  use_cta_group(cta_group, "tcgen05.relinquish_alloc_permit");
+  tmem_of(*f->cta).relinquished = true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// MMA and commit.
+// ---------------------------------------------------------------------------------------------
+void tcgen05_mma_f16_n(int cta_group, uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc,
+                       bool enable_input_d, SourceLoc loc) {
+  Fiber* f = enter(loc, "tcgen05.mma");
+  const char* what = "tcgen05.mma";
+  use_cta_group(cta_group, what);
+  check_fenced_after_sync(f, what, true);
+  Cta& c = *f->cta;
+  const model::IdescDecode id = model::decode_idesc_f16(idesc, cta_group);
+  if (!id.ok) fail("tcgen05 instruction descriptor", id.error);
+  const model::MatrixDesc a = decode_smem(a_desc, "A descriptor");
+  const model::MatrixDesc b = decode_smem(b_desc, "B descriptor");
+  const int n = id.idesc.n;
+
+  std::vector<Cta*> parts{&c};
+  if (cta_group == 2) {
+    if (c.rank % 2 != 0)
+      fail("cta_group::2", "tcgen05.mma.cta_group::2 issued by " + c.name() +
+                               ", an odd CTA of its pair: only the even (leader) CTA issues the pair's MMAs");
+    if (static_cast<size_t>(c.rank) + 1 >= c.cluster->ctas.size())
+      fail("cta_group::2",
+           "tcgen05.mma.cta_group::2 needs a peer CTA (cluster rank " + std::to_string(c.rank + 1) + ")");
+    parts.push_back(&cta_of_rank(static_cast<uint32_t>(c.rank) + 1));
+  }
+  if ((d_tmem >> 16) != 0)
+    fail("TMEM access outside the warp's lanes",
+         "tcgen05.mma D address " + hex(d_tmem) +
+             ": an M=128-per-CTA accumulator spans lanes 0-127, the lane field must be 0");
+  const uint32_t col = d_tmem & 0xFFFFu;
+  for (Cta* p : parts) check_columns(*p, col, static_cast<uint32_t>(n), "tcgen05.mma (D)");
+
+  // Rows read: A 128 rows from each CTA; B N rows (cta_group::1) or N/2 rows from each CTA.
+  const int b_rows = cta_group == 2 ? n / 2 : n;
+  track_writes(f);
+  for (Cta* p : parts) {
+    check_async_read(*p, operand_words(*p, a, 0, 128, "tcgen05.mma A"), "tcgen05.mma (A)", f, &a.layout);
+    check_async_read(*p, operand_words(*p, b, 0, b_rows, "tcgen05.mma B"), "tcgen05.mma (B)", f, &b.layout);
+  }
+  const uint64_t issue = emu().next_epoch();
+  for (Cta* p : parts) {
+    Tmem& t = tmem_of(*p);
+    for (uint32_t k = col; k < col + static_cast<uint32_t>(n); ++k) {
+      ++t.pending[k];
+      t.pending_issuer[k] = thread_name(f) + " at " + where(loc);
+    }
+    t.last_use_epoch = issue;
+  }
+  ++f->tc_pending;
+  own_tc(f, 0, issue);
+  const model::Idesc idd = id.idesc;
+  const std::string issuer = thread_name(f) + " at " + where(loc);
+  enqueue(f->tc_queue, [f, parts, a, b, idd, col, b_rows, enable_input_d, issue, issuer] {
+    // B: the rows of the whole N, from the leader then the peer (cta_group::2).
+    std::vector<float> bv;
+    for (Cta* p : parts) {
+      if (p->done)
+        fail("CTA exiting with peer traffic in flight",
+             "a tcgen05.mma issued by " + issuer + " reads shared memory of " + p->name() + ", which has exited");
+      check_unchanged(*p, operand_words(*p, a, 0, 128, "tcgen05.mma A"), issue, "tcgen05.mma (A)", issuer);
+      check_unchanged(*p, operand_words(*p, b, 0, b_rows, "tcgen05.mma B"), issue, "tcgen05.mma (B)", issuer);
+      const std::vector<float> part = read_operand(*p, b, b_rows, idd.btype, idd.negate_b);
+      bv.insert(bv.end(), part.begin(), part.end());
+    }
+    for (Cta* p : parts) {
+      const std::vector<float> av = read_operand(*p, a, 128, idd.atype, idd.negate_a);
+      Tmem& t = tmem_of(*p);
+      for (int i = 0; i < 128; ++i)
+        for (int j = 0; j < idd.n; ++j) {
+          float s = 0.0f;
+          for (int k = 0; k < 16; ++k) s = std::fma(av[i * 16 + k], bv[static_cast<size_t>(j) * 16 + k], s);
+          uint32_t& cell = t.cell(static_cast<uint32_t>(i), col + static_cast<uint32_t>(j));
+          uint8_t& written = t.written[static_cast<size_t>(i) * Tmem::kCols + col + static_cast<uint32_t>(j)];
+          if (enable_input_d) {
+            if (!written)
+              fail("MMA accumulates into unwritten TMEM",
+                   "a tcgen05.mma issued by " + issuer + " with enable_input_d = true accumulates into TMEM lane " +
+                       std::to_string(i) + " column " + std::to_string(col + j) + " of " + p->name() +
+                       ", which no MMA has written since tcgen05.alloc (TMEM is not zeroed: the first MMA of a tile "
+                       "must pass enable_input_d = false)");
+            float old;
+            std::memcpy(&old, &cell, 4);
+            s = old + s;
+          }
+          std::memcpy(&cell, &s, 4);
+          written = 1;
+        }
+      for (uint32_t k = col; k < col + static_cast<uint32_t>(idd.n); ++k) --t.pending[k];
+    }
+    --f->tc_pending;
+  });
+}
+
+namespace {
+
+void commit(int cta_group, uint64_t* bar, uint16_t mask, bool multicast, const char* what) {
+  Fiber* f = self();
+  use_cta_group(cta_group, what);
+  track_writes(f);
+  fence_own_tc(f);  // tcgen05.commit implies tcgen05.fence::before_thread_sync
+  Cta& c = *f->cta;
+  const uint32_t off = smem_offset(c, bar, 8, what);
+  std::vector<Cta*> targets;
+  if (multicast) {
+    const uint32_t n = static_cast<uint32_t>(c.cluster->ctas.size());
+    if (mask == 0 || (n < 16 && (mask >> n) != 0))
+      fail("tcgen05.commit multicast",
+           std::string(what) + ": ctaMask " + hex(mask) + " names CTAs outside the cluster of " + std::to_string(n));
+    for (uint32_t r = 0; r < n; ++r)
+      if (mask & (1u << r)) targets.push_back(&cta_of_rank(r));
+  } else {
+    targets.push_back(&c);
+  }
+  for (Cta* t : targets) {
+    MBarrier& b = mbarrier_at(*t, off, what);
+    mbarrier_check_use(*t, off, b, f, t != &c, true, what);
+  }
+  auto is = std::make_shared<Issue>(issue_of(f, what));
+  enqueue(f->tc_queue, [targets, off, is] {
+    for (Cta* t : targets) {
+      MBarrier& b = mbarrier_at(*t, off, is->name.c_str());
+      mbarrier_check_use(*t, off, b, nullptr, false, true, is->name.c_str());
+      mbarrier_arrive_on(*t, off, is->name.c_str(), is.get());
+    }
+  });
+}
+
+}  // namespace
+
+void tcgen05_commit_n(int cta_group, uint64_t* bar, SourceLoc loc) {
+  enter(loc, "tcgen05.commit");
+  commit(cta_group, bar, 0, false, "tcgen05.commit");
+}
+
+void tcgen05_commit_multicast_n(int cta_group, uint64_t* bar, uint16_t cta_mask, SourceLoc loc) {
+  enter(loc, "tcgen05.commit.multicast::cluster");
+  commit(cta_group, bar, cta_mask, true, "tcgen05.commit.multicast::cluster");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loads.
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+void tmem_ld(uint32_t taddr, uint32_t* v, uint32_t ncols, const char* what, SourceLoc loc) {
+  Fiber* f = enter(loc, what);
+  Cta& c = *f->cta;
+  f->carg[0] = taddr;
+  f->carg[1] = ncols;
+  f->cptr = v;
+  Wait w;
+  w.what = what;
+  const int members = std::min(32, c.nthreads - 32 * f->warp);
+  if (members != 32) fail("tcgen05.ld", std::string(what) + " must be executed by a whole warp of 32 threads");
+  collective(c.warp_coll[f->warp], 32, what, w, [&c, taddr, ncols, what](std::vector<Fiber*>& all) {
+    for (Fiber* m : all) {
+      if (m->carg[0] != all.front()->carg[0] || m->carg[1] != all.front()->carg[1])
+        fail("tcgen05.ld", std::string(what) + ": the lanes of the warp pass different TMEM addresses (" +
+                               hex(m->carg[0]) + " in lane " + std::to_string(m->lane) + ", " +
+                               hex(all.front()->carg[0]) + " in lane 0)");
+    }
+    const int warp = all.front()->warp;
+    const uint32_t lane = taddr >> 16, col = taddr & 0xFFFFu;
+    const uint32_t quarter = 32u * static_cast<uint32_t>(warp % 4);
+    if (lane != quarter)
+      fail("TMEM access outside the warp's lanes",
+           std::string(what) + " at " + hex(taddr) + " (lanes " + std::to_string(lane) + "-" +
+               std::to_string(lane + 31) + ") by warp " + std::to_string(warp) + ", which may access only lanes " +
+               std::to_string(quarter) + "-" + std::to_string(quarter + 31) +
+               " (warp % 4 = " + std::to_string(warp % 4) + ")");
+    check_columns(c, col, ncols, what);
+    Tmem& t = *c.tmem;
+    for (uint32_t k = col; k < col + ncols; ++k)
+      if (t.pending[k])
+        fail("tcgen05.ld of TMEM an MMA is still writing",
+             std::string(what) + " reads TMEM column " + std::to_string(k) +
+                 " while a tcgen05.mma writing it is in flight (issued by " + t.pending_issuer[k] +
+                 "): either this thread's wait on the mbarrier that MMA's tcgen05.commit arrives on is missing (or "
+                 "waits for the wrong phase), or the MMA was issued too early, before its thread waited for this "
+                 "read to be done (a release barrier such as ld2mma)");
+    for (uint32_t l = lane; l < lane + 32; ++l)
+      for (uint32_t k = col; k < col + ncols; ++k)
+        if (!t.written[l * Tmem::kCols + k])
+          fail("tcgen05.ld of unwritten TMEM",
+               std::string(what) + " reads TMEM lane " + std::to_string(l) + " column " + std::to_string(k) + " of " +
+                   c.name() +
+                   ", which no tcgen05.mma has written since tcgen05.alloc (is N in the instruction "
+                   "descriptor, or the column offset, what the epilogue assumes?)");
+    for (Fiber* m : all) check_fenced_after_sync(m, what, false);
+    for (Fiber* m : all) {
+      PendingLd ld;
+      ld.regs = static_cast<uint32_t*>(m->cptr);
+      ld.col = col;
+      ld.ncols = ncols;
+      for (uint32_t k = 0; k < ncols; ++k) {
+        ld.vals.push_back(t.cell(lane + static_cast<uint32_t>(m->lane), col + k));
+        ld.regs[k] = kRegPoison;
+      }
+      m->lds.push_back(std::move(ld));
+    }
+    t.last_use_epoch = emu().next_epoch();
+    for (Fiber* m : all) own_tc(m, 1, t.last_use_epoch);
+  });
+}
+
+}  // namespace
+
+void tmem_ld_32x32b_x16(uint32_t taddr, uint32_t (&v)[16], SourceLoc loc) {
+  tmem_ld(taddr, v, 16, "tcgen05.ld.32x32b.x16", loc);
+}
+void tmem_ld_32x32b_x32(uint32_t taddr, uint32_t (&v)[32], SourceLoc loc) {
+  tmem_ld(taddr, v, 32, "tcgen05.ld.32x32b.x32", loc);
+}
+
+void tmem_wait_ld(SourceLoc loc) {
+  Fiber* f = enter(loc, "tcgen05.wait::ld");
+  for (PendingLd& ld : f->lds) {
+    for (uint32_t k = 0; k < ld.ncols; ++k)
+      if (ld.regs[k] != kRegPoison)
+        fail("tcgen05.ld registers written before tcgen05.wait::ld",
+             "the destination registers of a tcgen05.ld were overwritten before tcgen05.wait::ld completed it");
+    std::memcpy(ld.regs, ld.vals.data(), 4 * static_cast<size_t>(ld.ncols));
+  }
+  f->lds.clear();
+}
+
+}  // namespace gemm::emu
+
+namespace gemm::blackwell {
+void tcgen05_fence_before_thread_sync(SourceLoc loc) { emu::tcgen05_fence_before_thread_sync(loc); }
+void tcgen05_fence_after_thread_sync(SourceLoc loc) { emu::tcgen05_fence_after_thread_sync(loc); }
+void tcgen05_mma_f16_n(int cta_group, uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc,
+                       bool enable_input_d, SourceLoc loc) {
+  emu::tcgen05_mma_f16_n(cta_group, d_tmem, a_desc, b_desc, idesc, enable_input_d, loc);
+}
+void tcgen05_commit_n(int cta_group, uint64_t* bar, SourceLoc loc) { emu::tcgen05_commit_n(cta_group, bar, loc); }
+void tcgen05_commit_multicast_n(int cta_group, uint64_t* bar, uint16_t cta_mask, SourceLoc loc) {
+  emu::tcgen05_commit_multicast_n(cta_group, bar, cta_mask, loc);
+}
+void tmem_alloc_n(int cta_group, uint32_t* slot, uint32_t num_columns, SourceLoc loc) {
+  emu::tmem_alloc_n(cta_group, slot, num_columns, loc);
+}
+void tmem_dealloc_n(int cta_group, uint32_t taddr, uint32_t num_columns, SourceLoc loc) {
+  emu::tmem_dealloc_n(cta_group, taddr, num_columns, loc);
+}
+void tmem_relinquish_alloc_permit_n(int cta_group, SourceLoc loc) {
+  emu::tmem_relinquish_alloc_permit_n(cta_group, loc);
+}
+void tmem_ld_32x32b_x16(uint32_t taddr, uint32_t (&v)[16], SourceLoc loc) { emu::tmem_ld_32x32b_x16(taddr, v, loc); }
+void tmem_ld_32x32b_x32(uint32_t taddr, uint32_t (&v)[32], SourceLoc loc) { emu::tmem_ld_32x32b_x32(taddr, v, loc); }
+void tmem_wait_ld(SourceLoc loc) { emu::tmem_wait_ld(loc); }
+}  // namespace gemm::blackwell
