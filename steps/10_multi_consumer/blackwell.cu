@@ -8,12 +8,13 @@
 // a producer, two MMA warps and two epilogue warpgroups.
 //
 // What this step adds (to step 9): more math per byte and per barrier.
-//   1. Each CTA's tile doubles to 256x256: two blocks of 128 rows, one per consumer. MMA warp i
-//      (in the leader) issues the pair's M256 N256 MMAs on block i of both CTAs' A against the
-//      same B, into accumulator i: TMEM columns 256 i .. 256 i + 255 of each CTA, all 512 columns.
-//   2. A stage is 256 rows of A and 128 of B per CTA (48 KB): its one tma2mma phase and one
-//      mma2tma phase now carry eight MMAs instead of four, and its bytes a third more math (B is
-//      read once for both blocks). mma2tma[s] counts both MMA warps' commits: the stage is free once
+//   1. Each CTA's tile grows from step 9's 128x128 to 256x256: two blocks of 128 rows, one per
+//      consumer. MMA warp i (in the leader) issues the pair's MMAs on block i of both CTAs' A
+//      against the same B, now at N256 (step 9: N128), into accumulator i: TMEM columns
+//      256 i .. 256 i + 255 of each CTA, all 512 columns.
+//   2. A stage is 256 rows of A and 128 of B per CTA (48 KB, twice step 9's 24 KB) and feeds four
+//      times step 9's math: its one tma2mma phase and one mma2tma phase carry eight MMAs of N256
+//      instead of four of N128. mma2tma[s] counts both MMA warps' commits: the stage is free once
 //      both have read it.
 //   3. Each consumer has its own accumulator barriers, mma2ld[i] and ld2mma[i] (the latter in the
 //      leader, counting warpgroup i of both CTAs), and its own epilogue warpgroup, which syncs on a
@@ -21,8 +22,8 @@
 //      shared by both warpgroups could complete with threads of both).
 //   4. Four stages of 48 KB fill shared memory but for 32 KB: each epilogue warpgroup stages and
 //      stores its block one 64-column box at a time, through a 16 KB buffer of its own. It also reads
-//      each box from TMEM just before staging it (with eleven warps, step 9's whole row held as fp16
-//      would spill), so it releases its accumulator after the last box's read.
+//      each box from TMEM just before staging it (with eleven warps, a whole 256-column row held as
+//      fp16 would spill), so it releases its accumulator after the last box's read.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -59,9 +60,9 @@ constexpr int kBRowsPerCta = kTileN / kCtaGroup;
 // Two consumers: MMA warp i, accumulator i and epilogue warpgroup i. The cluster's tile is 512x256,
 // and one cta_group::2 MMA covers at most 256 of its rows (128 of each CTA): consumer i's MMAs
 // cover block i, rows 128 i .. 128 i + 127 of each CTA's tile, against the same B. So the two pair
-// tiles of 256x256 are stacked in M, each with its own 256 TMEM columns: step 9's B half per CTA
-// stays, and A gains a block. (Side by side in N, a 256x512 cluster tile, would move as many bytes
-// per stage: one A block and two B halves.)
+// tiles of 256x256 are stacked in M, each with its own 256 TMEM columns: each CTA loads half of the
+// 256-row B tile, and A gains a block. (Side by side in N, a 256x512 cluster tile, would move as
+// many bytes per stage: one A block and two B halves.)
 constexpr int kConsumers = 2;
 constexpr int kBlockM = kTileM / kConsumers;
 constexpr int kMmaM = kCtaGroup * kBlockM;  // the pair's MMA M: 128 rows of each CTA
@@ -88,7 +89,7 @@ constexpr uint32_t kTmemColumns = kConsumers * kTileN;
 static_assert(tmem_alloc_columns_ok(kTmemColumns), "tcgen05.alloc: a power of 2 in [32, 512] columns");
 // One MMA covers one consumer's pair tile: M256 N256 (K16), fp16 x fp16 -> fp32, A and B K-major.
 // With cta_group::2 the idesc carries the PAIR's M and N. A constant expression, so an illegal
-// shape would not compile. 0x10400010, as in step 9.
+// shape would not compile. 0x10400010 (step 9's M256 N128 is 0x10200010).
 constexpr uint32_t kIdesc = make_idesc_f16(kCtaGroup, kMmaM, kTileN);
 // The output tile is stored as boxes of 64 columns: a SW128 box row is at most 128 bytes.
 constexpr int kStoreCols = 64;

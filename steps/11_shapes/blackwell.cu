@@ -67,9 +67,9 @@ constexpr int kBRowsPerCta = kTileN / kCtaGroup;
 // Two consumers: MMA warp i, accumulator i and epilogue warpgroup i. The cluster's tile is 512x256,
 // and one cta_group::2 MMA covers at most 256 of its rows (128 of each CTA): consumer i's MMAs
 // cover block i, rows 128 i .. 128 i + 127 of each CTA's tile, against the same B. So the two pair
-// tiles of 256x256 are stacked in M, each with its own 256 TMEM columns: step 9's B half per CTA
-// stays, and A gains a block. (Side by side in N, a 256x512 cluster tile, would move as many bytes
-// per stage: one A block and two B halves.)
+// tiles of 256x256 are stacked in M, each with its own 256 TMEM columns: each CTA loads half of the
+// 256-row B tile, and A gains a block. (Side by side in N, a 256x512 cluster tile, would move as
+// many bytes per stage: one A block and two B halves.)
 constexpr int kConsumers = 2;
 constexpr int kBlockM = kTileM / kConsumers;
 constexpr int kMmaM = kCtaGroup * kBlockM;  // the pair's MMA M: 128 rows of each CTA
@@ -96,7 +96,7 @@ constexpr uint32_t kTmemColumns = kConsumers * kTileN;
 static_assert(tmem_alloc_columns_ok(kTmemColumns), "tcgen05.alloc: a power of 2 in [32, 512] columns");
 // One MMA covers one consumer's pair tile: M256 N256 (K16), fp16 x fp16 -> fp32, A and B K-major.
 // With cta_group::2 the idesc carries the PAIR's M and N. A constant expression, so an illegal
-// shape would not compile. 0x10400010, as in step 9.
+// shape would not compile. 0x10400010 (step 9's M256 N128 is 0x10200010).
 constexpr uint32_t kIdesc = make_idesc_f16(kCtaGroup, kMmaM, kTileN);
 // The output tile is stored as boxes of 64 columns: a SW128 box row is at most 128 bytes.
 constexpr int kStoreCols = 64;
