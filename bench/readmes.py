@@ -24,7 +24,7 @@ import glob
 import os
 import re
 
-from results import dims, shape_label
+from results import cell_state, dims, shape_label
 
 MARKER = re.compile(r"(<!-- results:([A-Za-z0-9_]+) -->)(.*?)(<!-- /results -->)", re.S)
 STEP_MARK = re.compile(r"^step(\d\d)$")
@@ -43,17 +43,8 @@ def step_name(bench):
     return f"step {int(bench[4:])}"
 
 
-def entry_state(e):
-    """None for a timed entry; else what its cell shows."""
-    if e is None:
-        return "-"
-    if e.error:
-        return "WRONG" if e.error.startswith("wrong result") else "FAILED"
-    return None
-
-
 def tflops_cell(e):
-    state = entry_state(e)
+    state = cell_state(e)
     if state:
         return state
     v = e.tflops
@@ -63,7 +54,7 @@ def tflops_cell(e):
 
 
 def pct_cell(e):
-    state = entry_state(e)
+    state = cell_state(e)
     if state:
         return state
     return "-" if e.ratio is None else f"{100 * e.ratio:.1f}%"
@@ -154,7 +145,7 @@ def ladder_table(results, steps_on_disk, link):
         cells = []
         for s in cols:
             e = results.entries.get((b, s))
-            state = entry_state(e)
+            state = cell_state(e)
             cells.append(state or f"{tflops_cell(e)} ({pct_cell(e)})")
         rows.append([f"step {n}"] + cells)
     if "cublas" in results.benches():

@@ -27,16 +27,7 @@ import sys
 
 import plot  # bench/plot.py: the plot of a run
 import readmes  # bench/readmes.py: the READMEs' tables
-from results import bench_label, load, shape_label  # bench/results.py: the JSON, read
-
-
-def cell_state(e):
-    """WRONG for a step whose result did not match (never timed), FAILED for any other error."""
-    if e is None:
-        return "-"
-    if e.error:
-        return "WRONG" if e.error.startswith("wrong result") else "FAILED"
-    return None
+from results import bench_label, cell_state, load, shape_label  # bench/results.py: the JSON, read
 
 
 def fmt_tflops(v):

@@ -98,3 +98,13 @@ def load(path):
             e.error = errors[key]
         results.entries[key] = e
     return results
+
+
+def cell_state(e):
+    """What a table cell shows for an entry that has no time: "-" for none, WRONG for a step whose
+    result did not match (never timed), FAILED for any other error; None for a timed entry."""
+    if e is None:
+        return "-"
+    if e.error:
+        return "WRONG" if e.error.startswith("wrong result") else "FAILED"
+    return None

@@ -20,6 +20,7 @@
 #include "harness/reference.h"
 #include "harness/run.h"
 #include "harness/timer.h"
+#include "tests/gpu/gpu_test.h"
 
 namespace gemm {
 
@@ -27,16 +28,6 @@ namespace gemm {
 static void PrintTo(InputMode mode, std::ostream* os) { *os << input_mode_name(mode); }
 
 namespace {
-
-class GpuTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string why;
-    if (!gpu_available(&why)) GTEST_SKIP() << why;
-    backend_ = make_cuda_backend();
-  }
-  std::unique_ptr<Backend> backend_;
-};
 
 class FillTest : public GpuTest, public ::testing::WithParamInterface<InputMode> {};
 

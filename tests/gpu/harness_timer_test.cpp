@@ -15,19 +15,13 @@
 #include "harness/reference.h"
 #include "harness/run.h"
 #include "harness/timer.h"
+#include "tests/gpu/gpu_test.h"
 
 namespace gemm {
 namespace {
 
-class PairTimerGpu : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string why;
-    if (!gpu_available(&why)) GTEST_SKIP() << why;
-    backend_ = make_cuda_backend();
-  }
-  std::unique_ptr<Backend> backend_;
-};
+// The harness's GPU fixture under this file's name (tests/gpu/gpu_test.h).
+class PairTimerGpu : public GpuTest {};
 
 TEST_F(PairTimerGpu, StepThenCublasInEveryPairNumberedInOrder) {
   const cudaStream_t stream = backend_->stream();

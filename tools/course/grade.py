@@ -905,22 +905,9 @@ class StepGrader:
         forbidden = []
         todo = []
         per_track_fail = {}
-        objects = []
-        for track in self.tracks:
-            rel = "steps/%s/%s.cu" % (self.folder, track)
-            text = self.handin[rel].decode(errors="replace")
-            code = strip_comments(text)
-            for rx, what in FORBIDDEN_SOURCE:
-                m = rx.search(code)
-                if m:
-                    forbidden.append("%s %s (`%s` in the source)" % (rel, what, m.group(0)))
-            if "GEMM_TODO(" in code:
-                todo.append(rel)
-            objects.append(os.path.join(self.ws.build, "steps", "CMakeFiles", "%s_emu_%s.dir" % (self.tag, track),
-                                        "%s_emu_%s.cpp.o" % (self.tag, track)))
-            objects.append(os.path.join(self.ws.build, "steps", "CMakeFiles", "%s_%s.dir" % (self.tag, track),
-                                        self.folder, "%s.cu.o" % track))
-        for rel in self.helpers:
+
+        def scan(rel):
+            """Forbidden constructs and left TODOs in one hand-in source file."""
             code = strip_comments(self.handin[rel].decode(errors="replace"))
             for rx, what in FORBIDDEN_SOURCE:
                 m = rx.search(code)
@@ -928,6 +915,17 @@ class StepGrader:
                     forbidden.append("%s %s (`%s` in the source)" % (rel, what, m.group(0)))
             if "GEMM_TODO(" in code:
                 todo.append(rel)
+
+        objects = []
+        for track in self.tracks:
+            rel = "steps/%s/%s.cu" % (self.folder, track)
+            scan(rel)
+            objects.append(os.path.join(self.ws.build, "steps", "CMakeFiles", "%s_emu_%s.dir" % (self.tag, track),
+                                        "%s_emu_%s.cpp.o" % (self.tag, track)))
+            objects.append(os.path.join(self.ws.build, "steps", "CMakeFiles", "%s_%s.dir" % (self.tag, track),
+                                        self.folder, "%s.cu.o" % track))
+        for rel in self.helpers:
+            scan(rel)
         syms = sorted(s for s in undefined_symbols(objects) if FORBIDDEN_SYMBOL.search(s))
         if syms:
             forbidden.append("the compiled step refers to %s" % ", ".join(syms[:4]))
