@@ -21,7 +21,8 @@
 //     spin had ended. Run with --benchmark_repetitions for median aggregates (compare.sh does).
 // Flags are checked before anything looks for a GPU, and --benchmark_list_tests needs none (it
 // lists every built step then).
-// Exit status: 0 all ran, 1 a step was wrong or failed, 2 bad flags, 3 no GPU (or no track for it).
+// Exit status: 0 all ran, 1 a step was wrong or failed, 2 bad flags or a traced build (GEMM_TRACE=ON,
+// whose kernels carry the timeline's recorder: it refuses to time them), 3 no GPU (or no track for it).
 #include <benchmark/benchmark.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -51,6 +52,7 @@
 #include "harness/run.h"
 #include "harness/shapes.h"
 #include "harness/timer.h"
+#include "harness/trace.h"
 #include "harness/track.h"
 
 #ifndef GEMM_MIN_TIME_SUFFIX
@@ -515,6 +517,12 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (kTraceBuild) {
+    std::fprintf(stderr,
+                 "error: gemm_bench refuses a traced build (GEMM_TRACE=ON): its kernels carry the timeline's recorder "
+                 "(docs/timeline.md), so their times are not the steps'; build without it (-DGEMM_TRACE=OFF)\n");
+    return kExitUsage;
+  }
   try {
     return run(argc, argv);
   } catch (const NoGpu& e) {

@@ -10,6 +10,7 @@
 
 #include "common/defs.cuh"
 #include "common/problem.h"
+#include "common/trace.cuh"
 
 namespace gemm {
 
@@ -27,6 +28,31 @@ inline Status cuda_failure(cudaError_t err, const char* what) {
 
 #if defined(__CUDACC__)
 
+#if GEMM_TRACE_GPU
+// A traced build (common/trace.cuh): the trace buffer the harness set, copied into this translation
+// unit's gemm_trace_buffer when it changed, and its counters zeroed for this launch. `launch` is
+// then internal to each translation unit (GEMM_LAUNCH_LINKAGE), so that it is this file's copy
+// that it updates: step files with the same kernel signature would otherwise share one `launch`.
+static inline Status trace_before_launch(cudaStream_t stream) {
+  static uint64_t copied = 0;  // the version gemm_trace_buffer holds
+  const TraceLaunchState& state = trace_launch_state();
+  if (copied != state.version) {
+    if (cudaError_t e = cudaMemcpyToSymbolAsync(gemm_trace_buffer, &state.buffer, sizeof(TraceBuffer), 0,
+                                                cudaMemcpyHostToDevice, stream);
+        e != cudaSuccess)
+      return cuda_failure(e, "trace: cudaMemcpyToSymbolAsync");
+    copied = state.version;
+  }
+  if (state.buffer.claimed != nullptr)
+    if (cudaError_t e = cudaMemsetAsync(state.buffer.claimed, 0, state.reset_bytes, stream); e != cudaSuccess)
+      return cuda_failure(e, "trace: cudaMemsetAsync");
+  return {};
+}
+#define GEMM_LAUNCH_LINKAGE static
+#else
+#define GEMM_LAUNCH_LINKAGE
+#endif
+
 // Dynamic shared memory above 48 KB needs the kernel's attribute raised first, for a launch and for
 // the occupancy calculator alike (it counts only what the kernel is allowed).
 template <class... KernelArgs>
@@ -42,7 +68,7 @@ Status allow_dynamic_smem(void (*kernel)(KernelArgs...), size_t smem_bytes) {
 // Launches `kernel` with `cfg`. Dynamic shared memory above 48 KB needs the kernel's attribute
 // raised first; a request above the device's opt-in limit is refused with the two numbers.
 template <class... KernelArgs, class... Args>
-Status launch(void (*kernel)(KernelArgs...), const LaunchConfig& cfg, Args&&... args) {
+GEMM_LAUNCH_LINKAGE Status launch(void (*kernel)(KernelArgs...), const LaunchConfig& cfg, Args&&... args) {
   int device = 0;
   if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return cuda_failure(e, "cudaGetDevice");
   int optin = 0;
@@ -52,6 +78,9 @@ Status launch(void (*kernel)(KernelArgs...), const LaunchConfig& cfg, Args&&... 
     return Status::failure("shared-memory limit: the kernel needs " + std::to_string(cfg.smem_bytes) +
                            " bytes of shared memory per CTA, the device allows " + std::to_string(optin));
   if (Status s = allow_dynamic_smem(kernel, cfg.smem_bytes); !s.ok()) return s;
+#if GEMM_TRACE_GPU
+  if (Status s = trace_before_launch(cfg.stream); !s.ok()) return s;
+#endif
   cudaLaunchConfig_t lc{};
   lc.gridDim = cfg.grid;
   lc.blockDim = cfg.block;

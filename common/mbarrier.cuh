@@ -4,13 +4,15 @@
 // https://docs.nvidia.com/cuda/parallel-thread-execution/#parallel-synchronization-and-communication-instructions-mbarrier
 //
 // Every wait carries a WaitTag naming the barrier and the waiting role, so that a watchdog or the
-// emulator's deadlock report can say which wait hangs.
+// emulator's deadlock report can say which wait hangs, and a traced build's timeline which barrier
+// a role waited on (trace.cuh: the wait's begin and end, with the barrier's name and address).
 #pragma once
 
 #include "common/clock.cuh"
 #include "common/cluster.cuh"
 #include "common/defs.cuh"
 #include "common/smem.cuh"
+#include "common/trace.cuh"
 
 #if defined(__CUDACC__) && defined(GEMM_WATCHDOG) && GEMM_WATCHDOG
 #include <cstdio>  // the watchdog's report
@@ -83,7 +85,11 @@ GEMM_DEVICE bool mbarrier_try_wait_parity(uint64_t* bar, uint32_t parity) {
 #if defined(GEMM_WATCHDOG) && GEMM_WATCHDOG
 // Spins until the phase with parity `parity` has completed, or reports the wait and traps.
 GEMM_DEVICE void mbarrier_wait(uint64_t* bar, uint32_t parity, WaitTag tag) {
-  if (mbarrier_try_wait_parity(bar, parity)) return;
+  trace_record(TraceKind::wait_begin, bar, parity, tag.barrier);
+  if (mbarrier_try_wait_parity(bar, parity)) {
+    trace_record(TraceKind::wait_end, bar, parity, tag.barrier);
+    return;
+  }
   const uint64_t start = globaltimer_ns();
   while (!mbarrier_try_wait_parity(bar, parity)) {
     if (globaltimer_ns() - start > GEMM_WATCHDOG_NS) {
@@ -96,12 +102,15 @@ GEMM_DEVICE void mbarrier_wait(uint64_t* bar, uint32_t parity, WaitTag tag) {
       __trap();
     }
   }
+  trace_record(TraceKind::wait_end, bar, parity, tag.barrier);
 }
 #else
 // Spins until the phase with parity `parity` has completed.
 GEMM_DEVICE void mbarrier_wait(uint64_t* bar, uint32_t parity, WaitTag tag) {
+  trace_record(TraceKind::wait_begin, bar, parity, tag.barrier);
   while (!mbarrier_try_wait_parity(bar, parity)) {
   }
+  trace_record(TraceKind::wait_end, bar, parity, tag.barrier);
 }
 #endif
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "common/defs.cuh"
+#include "common/trace.cuh"
 
 namespace gemm {
 
@@ -24,8 +25,10 @@ GEMM_DEVICE uint32_t smem_addr(const void* p) { return static_cast<uint32_t>(__c
 
 // The dynamic shared memory of this CTA viewed as a T, its shared-window address rounded up to
 // alignof(T). The same offset in every CTA, which cluster features (multicast, cta_group::2) rely on.
+// Every kernel calls it once, first: in a traced build it also starts the CTA's trace (trace.cuh).
 template <class T>
 GEMM_DEVICE T& dynamic_smem() {
+  trace_cta_begin();
   const uint32_t base = smem_addr(gemm_dynamic_smem);
   const uint32_t pad = (alignof(T) - base % alignof(T)) % alignof(T);
   return *reinterpret_cast<T*>(gemm_dynamic_smem + pad);

@@ -13,6 +13,7 @@
 //  - Loads complete on an mbarrier of the receiving CTA (complete_tx::bytes): the barrier's phase
 //    must expect those bytes (mbarrier_arrive_expect_tx) or it completes before the data lands
 //    (too few bytes expected) or never (too many).
+//  - A traced build records each load and store at its issue (trace.cuh).
 #pragma once
 
 #include <cuda.h>  // CUtensorMap (the type only: nothing here links the driver)
@@ -20,6 +21,7 @@
 #include "common/cluster.cuh"  // mapa_shared, cluster_ctarank: the pair load's leader barrier
 #include "common/defs.cuh"
 #include "common/smem.cuh"
+#include "common/trace.cuh"
 
 // Whether this device pass targets a chip with `.cta_group::2` TMA (the sm_100 family). ptxas
 // 13.0 accepts it for sm_100a/f, sm_103a/f and sm_110a/f and rejects it for sm_90a. nvcc 12.8
@@ -56,6 +58,7 @@ GEMM_DEVICE void tma_load_2d(void* smem_dst, const CUtensorMap* map, uint64_t* b
           "r"(smem_addr(smem_dst)),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(bar)), "r"(c0), "r"(c1)
       : "memory");
+  trace_record(TraceKind::tma_load, bar, trace_coords(c0, c1));
 }
 
 // 3D form of tma_load_2d, coordinates {c0, c1, c2} innermost first (e.g. a K slice wider than one
@@ -68,6 +71,7 @@ GEMM_DEVICE void tma_load_3d(void* smem_dst, const CUtensorMap* map, uint64_t* b
       "[%2];" ::"r"(smem_addr(smem_dst)),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2)
       : "memory");
+  trace_record(TraceKind::tma_load, bar, trace_coords(c0, c1));
 }
 
 // Loads the 2D box at {c0, c1} once from global memory and writes it into every CTA of the
@@ -82,6 +86,7 @@ GEMM_DEVICE void tma_load_2d_multicast(void* smem_dst, const CUtensorMap* map, u
       " [%0], [%1, {%4, %5}], [%2], %3;" ::"r"(smem_addr(smem_dst)),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(bar)), "h"(cta_mask), "r"(c0), "r"(c1)
       : "memory");
+  trace_record(TraceKind::tma_load, bar, trace_coords(c0, c1));
 }
 
 #if !defined(__CUDA_ARCH__) || GEMM_HAS_TMA_CTA_PAIR
@@ -98,6 +103,7 @@ GEMM_DEVICE void tma_load_2d_cta_pair(void* smem_dst, const CUtensorMap* map, ui
       " [%0], [%1, {%3, %4}], [%2];" ::"r"(smem_addr(smem_dst)),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(mapa_shared(smem_addr(bar), cluster_ctarank() & ~1u)), "r"(c0), "r"(c1)
       : "memory");
+  trace_record(TraceKind::tma_load, bar, trace_coords(c0, c1));
 }
 
 #else
@@ -122,6 +128,7 @@ GEMM_DEVICE void tma_store_2d(const CUtensorMap* map, const void* smem_src, int3
                    reinterpret_cast<uint64_t>(map)),
                "r"(smem_addr(smem_src)), "r"(c0), "r"(c1)
                : "memory");
+  trace_record(TraceKind::tma_store, nullptr, trace_coords(c0, c1));
 }
 
 // Closes this thread's stores issued since the last commit into one bulk group, the unit that

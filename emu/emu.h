@@ -9,6 +9,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "common/trace.h"
 
 namespace gemm::emu {
 
@@ -54,6 +57,20 @@ struct LaunchStats {
   uint64_t seed = 0;       // the seed the launch ran with
 };
 const LaunchStats& last_launch();
+
+// The timeline (docs/timeline.md, emu/trace.cpp). Armed, the launches of the calling OS thread
+// record the events of common/trace.h, in logical time (the scheduler's steps: fiber switches plus
+// completed asynchronous operations since the launch began), for the CTAs whose emulated SM,
+// blockIdx.x % Options::sm_count, is in `sms` (empty: every CTA), at most `max_ctas` of them and
+// `capacity` events per recording warp. Arming clears what an earlier arming recorded; trace_take
+// returns it and disarms.
+struct TraceOptions {
+  std::vector<int> sms;
+  uint32_t max_ctas = 64;
+  uint32_t capacity = 16384;
+};
+void trace_arm(const TraceOptions& options);
+TraceDump trace_take();
 
 // "emulator: N SMs, seed S (replay: --emu-seed S)"
 std::string describe(const Options& options);

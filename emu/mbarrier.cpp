@@ -8,6 +8,7 @@
 // behind), who contributed to a phase (the convergence rule), and the unfenced tcgen05 work its
 // arrivals carried.
 #include "emu/core.h"
+#include "emu/trace.h"
 
 namespace gemm::emu {
 
@@ -508,7 +509,9 @@ bool mbarrier_try_wait_parity(uint64_t* bar, uint32_t parity, SourceLoc loc) {
   return emu::mbarrier_try_wait_parity(bar, parity, loc);
 }
 void mbarrier_wait(uint64_t* bar, uint32_t parity, WaitTag tag, SourceLoc loc) {
+  emu::trace_event(TraceKind::wait_begin, bar, parity, tag.barrier);  // the timeline (emu/trace.h)
   emu::mbarrier_wait(bar, parity, tag, loc);
+  emu::trace_event(TraceKind::wait_end, bar, parity, tag.barrier);
 }
 void fence_proxy_async_shared(SourceLoc loc) { emu::fence_proxy_async_shared(loc); }
 void fence_mbarrier_init(SourceLoc loc) { emu::fence_mbarrier_init(loc); }

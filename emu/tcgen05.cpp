@@ -3,6 +3,7 @@
 // (descriptors decoded per the sm100 tables), commit (plain and multicast), tcgen05.ld
 // .32x32b.xN limited to the warp's quarter of the lanes, wait::ld, and the thread-sync fences.
 #include "emu/core.h"
+#include "emu/trace.h"
 
 namespace gemm::emu {
 
@@ -477,9 +478,13 @@ void tcgen05_mma_f16_n(int cta_group, uint32_t d_tmem, uint64_t a_desc, uint64_t
                        bool enable_input_d, SourceLoc loc) {
   emu::tcgen05_mma_f16_n(cta_group, d_tmem, a_desc, b_desc, idesc, enable_input_d, loc);
 }
-void tcgen05_commit_n(int cta_group, uint64_t* bar, SourceLoc loc) { emu::tcgen05_commit_n(cta_group, bar, loc); }
+void tcgen05_commit_n(int cta_group, uint64_t* bar, SourceLoc loc) {
+  emu::tcgen05_commit_n(cta_group, bar, loc);
+  emu::trace_event(TraceKind::mma_commit, bar, 0);  // the timeline (emu/trace.h)
+}
 void tcgen05_commit_multicast_n(int cta_group, uint64_t* bar, uint16_t cta_mask, SourceLoc loc) {
   emu::tcgen05_commit_multicast_n(cta_group, bar, cta_mask, loc);
+  emu::trace_event(TraceKind::mma_commit, bar, 0);
 }
 void tmem_alloc_n(int cta_group, uint32_t* slot, uint32_t num_columns, SourceLoc loc) {
   emu::tmem_alloc_n(cta_group, slot, num_columns, loc);

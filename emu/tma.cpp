@@ -2,6 +2,7 @@
 // fill past the edges, the full box credited to the mbarrier; multicast; the cta_group::2 redirect
 // to the leader's barrier) and stores (clipped at the edges) in bulk groups.
 #include "emu/core.h"
+#include "emu/trace.h"
 
 namespace gemm {
 inline namespace emulated {
@@ -271,21 +272,26 @@ namespace gemm {
 void tma_prefetch_descriptor(const CUtensorMap* map, SourceLoc loc) { emu::tma_prefetch_descriptor(map, loc); }
 void tma_load_2d(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1, SourceLoc loc) {
   emu::tma_load_2d(smem_dst, map, bar, c0, c1, loc);
+  emu::trace_event(TraceKind::tma_load, bar, trace_coords(c0, c1));  // the timeline (emu/trace.h)
 }
 void tma_load_3d(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1, int32_t c2,
                  SourceLoc loc) {
   emu::tma_load_3d(smem_dst, map, bar, c0, c1, c2, loc);
+  emu::trace_event(TraceKind::tma_load, bar, trace_coords(c0, c1));
 }
 void tma_load_2d_multicast(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1,
                            uint16_t cta_mask, SourceLoc loc) {
   emu::tma_load_2d_multicast(smem_dst, map, bar, c0, c1, cta_mask, loc);
+  emu::trace_event(TraceKind::tma_load, bar, trace_coords(c0, c1));
 }
 void tma_load_2d_cta_pair(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1,
                           SourceLoc loc) {
   emu::tma_load_2d_cta_pair(smem_dst, map, bar, c0, c1, loc);
+  emu::trace_event(TraceKind::tma_load, bar, trace_coords(c0, c1));
 }
 void tma_store_2d(const CUtensorMap* map, const void* smem_src, int32_t c0, int32_t c1, SourceLoc loc) {
   emu::tma_store_2d(map, smem_src, c0, c1, loc);
+  emu::trace_event(TraceKind::tma_store, nullptr, trace_coords(c0, c1));
 }
 void tma_store_commit_group(SourceLoc loc) { emu::tma_store_commit_group(loc); }
 void tma_store_wait_group_read_n(int n, SourceLoc loc) { emu::tma_store_wait_group_read_n(n, loc); }

@@ -13,6 +13,7 @@
 // there that is not ordered after the warp's covering wait_group is reported, whatever the
 // schedule (a warp that releases a stage before its own wait).
 #include "emu/core.h"
+#include "emu/trace.h"
 
 namespace gemm::emu {
 
@@ -314,8 +315,15 @@ void setmaxnreg_n(bool inc, int n, SourceLoc loc) {
 
 namespace gemm::hopper {
 void wgmma_fence(SourceLoc loc) { emu::wgmma_fence(loc); }
-void wgmma_commit_group(SourceLoc loc) { emu::wgmma_commit_group(loc); }
-void wgmma_wait_group_n(int n, SourceLoc loc) { emu::wgmma_wait_group_n(n, loc); }
+void wgmma_commit_group(SourceLoc loc) {
+  emu::wgmma_commit_group(loc);
+  emu::trace_event(TraceKind::mma_commit, nullptr, 0);  // the timeline (emu/trace.h)
+}
+void wgmma_wait_group_n(int n, SourceLoc loc) {
+  emu::trace_event(TraceKind::mma_wait_begin, nullptr, n);
+  emu::wgmma_wait_group_n(n, loc);
+  emu::trace_event(TraceKind::mma_wait_end, nullptr, n);
+}
 void wgmma_f32_f16_ss_n(int n, float* d, uint64_t a_desc, uint64_t b_desc, bool accumulate, SourceLoc loc) {
   emu::wgmma_f32_f16_ss_n(n, d, a_desc, b_desc, accumulate, loc);
 }

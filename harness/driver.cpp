@@ -18,6 +18,7 @@
 #include "harness/run.h"
 #include "harness/seed.h"
 #include "harness/timer.h"
+#include "harness/trace.h"
 
 namespace gemm {
 namespace {
@@ -57,6 +58,37 @@ bool dump_d(const std::string& path, const Operands& ops) {
   return ok;
 }
 
+TraceRequest trace_request(const DriverOptions& opt) {
+  TraceRequest r;
+  r.sms = opt.trace_sms;
+  r.capacity = opt.trace_capacity;
+  return r;
+}
+
+// Writes the timeline of the checked run (--trace) and prints where it went.
+bool write_trace(const DriverOptions& opt, const StepInfo& info, Track track, const std::string& device,
+                 const TraceDump& dump) {
+  TraceMeta meta;
+  meta.step = info.number;
+  meta.step_name = info.name;
+  meta.track = track_name(track);
+  meta.device = device;
+  meta.shape = shape_string(opt.shape);
+  meta.date = utc_date();
+  meta.sms = opt.trace_sms;
+  std::string summary;
+  const std::string json = chrome_trace(dump, meta, &summary);
+  std::FILE* f = std::fopen(opt.trace.c_str(), "wb");
+  bool ok = f && std::fwrite(json.data(), 1, json.size(), f) == json.size();
+  if (f && std::fclose(f) != 0) ok = false;
+  if (!ok) {
+    print_error("--trace: cannot write " + opt.trace);
+    return false;
+  }
+  std::printf("trace:          %s (%s)\n", opt.trace.c_str(), summary.c_str());
+  return true;
+}
+
 void print_shape_and_inputs(const DriverOptions& opt) {
   std::printf("shape:          M=%lld N=%lld K=%lld\n", static_cast<long long>(opt.shape.m),
               static_cast<long long>(opt.shape.n), static_cast<long long>(opt.shape.k));
@@ -89,7 +121,9 @@ int run_emulated(const StepInfo& info, const DriverOptions& opt) {
     const std::unique_ptr<Backend> backend = make_emu_backend(EmuSettings{opt.emu_sms, seed});
     Operands ops(*backend, opt.shape, opt.seed, opt.mode);
     CpuReference reference;
+    if (!opt.trace.empty()) emu_trace_arm(trace_request(opt));
     const CheckOutcome out = run_and_check(*backend, fn, ops, reference);
+    const TraceDump dump = opt.trace.empty() ? TraceDump{} : emu_trace_take();
     if (!out.status.ok()) {
       print_error(out.status.message());
       rc = kExitFailure;
@@ -103,6 +137,10 @@ int run_emulated(const StepInfo& info, const DriverOptions& opt) {
                 static_cast<unsigned long long>(st.threads), static_cast<unsigned long long>(st.clusters),
                 static_cast<unsigned long long>(st.switches), static_cast<unsigned long long>(st.async_ops));
     std::printf("timing:         not measured (emulator)\n");
+    if (!opt.trace.empty() &&
+        !write_trace(opt, info, track,
+                     "emulator, " + std::to_string(opt.emu_sms) + " SMs, seed " + std::to_string(seed), dump))
+      rc = kExitFailure;
     if (!opt.dump_d.empty() && !dump_d(opt.dump_d, ops)) rc = kExitFailure;
     if (!out.result.ok) rc = kExitFailure;
   }
@@ -125,6 +163,10 @@ int check_and_time(const StepInfo& info, const DriverOptions& opt, const StepTar
   if (!(opt.check_only && (opt.mode == InputMode::exact_int || opt.cpu_check))) cublas.emplace(backend->stream());
   Reference& reference = cublas ? reference_for(opt.mode, *cublas) : cpu;
 
+  // A traced build (GEMM_TRACE) records with --trace: the checked run's timeline is written, and
+  // the timed calls that follow record too (so their times are a traced run's).
+  std::optional<GpuTrace> trace;
+  if (!opt.trace.empty()) trace.emplace(trace_request(opt));
   const CheckOutcome out = run_and_check(*backend, target.launcher, ops, reference);
   if (!out.status.ok()) {
     print_error(out.status.message());
@@ -133,6 +175,7 @@ int check_and_time(const StepInfo& info, const DriverOptions& opt, const StepTar
   std::printf("max abs err:    %.3e (vs %s)\n", out.result.max_abs_err, reference.name());
   std::printf("rel Frobenius:  %.3e\n", out.result.rel_frobenius);
   std::printf("verdict:        %s\n", verdict(out.result).c_str());
+  if (trace && !write_trace(opt, info, target.track, target.device.name, trace->collect())) return kExitFailure;
   if (!opt.dump_d.empty() && !dump_d(opt.dump_d, ops)) return kExitFailure;
   if (!out.result.ok) {
     std::printf("timing:         skipped (D does not match)\n");
@@ -172,6 +215,10 @@ int check_and_time(const StepInfo& info, const DriverOptions& opt, const StepTar
       "timing:         each call alone after a %u us GPU spin; %d rotating input sets; "
       "%lld late calls redone\n",
       kSpinUs, sets, static_cast<long long>(timer.late()));
+  if (kTraceBuild)
+    std::printf(
+        "traced build:   GEMM_TRACE=ON, the kernels carry the timeline's recorder%s: never publish these times\n",
+        trace ? " and recorded every call" : "");
   std::printf("to publish:     %s\n", publish_line(info.number, opt.shape).c_str());
   return kExitMatch;
 }
@@ -279,6 +326,28 @@ const std::vector<Flag>& flags() {
        [](Parsing& p, std::string_view, std::string_view) {
          p.o.cpu_check = true;
          return std::string();
+       }},
+      {"--trace", "", "FILE", "--trace FILE",
+       "write the checked run's timeline to FILE, a Chrome trace (docs/timeline.md): on\nthe emulator in any build "
+       "(with --track), on a GPU in a GEMM_TRACE=ON build",
+       [](Parsing& p, std::string_view, std::string_view value) {
+         p.o.trace = std::string(value);
+         return std::string();
+       }},
+      {"--trace-sms", "", "LIST", "--trace-sms L",
+       "the SMs whose CTAs --trace records (default 0,1; 0-3 is a range; the emulator\nplaces CTA i on SM i % "
+       "--emu-sms)",
+       [](Parsing& p, std::string_view flag, std::string_view value) {
+         const std::string error = parse_sm_list(std::string(value), &p.o.trace_sms);
+         return error.empty() ? error : std::string(flag) + ": " + error;
+       }},
+      {"--trace-cap", "", "N", "--trace-cap N",
+       "events --trace keeps per recording thread (default 8192, at most 65535)",
+       [](Parsing& p, std::string_view flag, std::string_view value) {
+         std::string error = parse_number(flag, value, p.o.trace_capacity);
+         if (error.empty() && (p.o.trace_capacity < 1 || p.o.trace_capacity > 65535))
+           error = std::string(flag) + " must be in 1..65535 (got " + std::to_string(p.o.trace_capacity) + ")";
+         return error;
        }},
       {"--help", "-h", "", "-h, --help", "this text",
        [](Parsing& p, std::string_view, std::string_view) {
@@ -403,6 +472,12 @@ ParseResult parse_flags(int step, int argc, const char* const* argv) {
   if (o.cpu_check && !o.check_only) return fail("--cpu-check needs --check-only (a timed run is compared with cuBLAS)");
   if (o.device == DeviceKind::emu && !o.dump_d.empty() && o.track == TrackRequest::automatic)
     return fail("--dump-d with --device emu needs --track hopper or --track blackwell (one D per file)");
+  if (o.device == DeviceKind::emu && !o.trace.empty() && o.track == TrackRequest::automatic)
+    return fail("--trace with --device emu needs --track hopper or --track blackwell (one timeline per file)");
+  if (o.device == DeviceKind::gpu && !o.trace.empty() && !kTraceBuild && !o.help)
+    return fail(
+        "--trace on a GPU needs a traced build (cmake -DGEMM_TRACE=ON, as tools/timeline makes); "
+        "--device emu records in any build");
   if (o.mode == InputMode::exact_int && o.shape.k > kExactMaxK && !o.help)
     return fail("--exact needs K <= " + std::to_string(kExactMaxK) + " (got K = " + std::to_string(o.shape.k) +
                 "): beyond it sums are no longer exact in fp16; add --k " + std::to_string(kExactMaxK));

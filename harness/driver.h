@@ -7,11 +7,13 @@
 // does (PairTimer, harness/timer.h), and prints one block.
 // --device emu runs the step's kernels on the functional emulator instead (emu/, no GPU
 // needed; both tracks unless --track names one), checks D against the CPU reference and does not
-// time it.
+// time it. --trace FILE writes the checked run's timeline as a Chrome trace (docs/timeline.md): on
+// the emulator in any build, on a GPU in a GEMM_TRACE=ON build.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "harness/hash.h"
 #include "harness/step.h"
@@ -44,6 +46,9 @@ struct DriverOptions {
   std::string dump_d;           // write D (M x N fp16, row-major, raw) to this file
   bool check_only = false;      // check D and stop: no timing (and, with --exact, no cuBLAS at all)
   bool cpu_check = false;       // float mode checked against the CPU reference too: no cuBLAS (needs check_only)
+  std::string trace;            // write the checked run's timeline (a Chrome trace) to this file
+  std::vector<int> trace_sms = {0, 1};  // ... of the CTAs on these SMs
+  uint32_t trace_capacity = 8192;       // ... keeping this many events per recording thread
 };
 
 struct ParseResult {

@@ -17,6 +17,7 @@
 
 #include "common/defs.cuh"
 #include "common/smem.cuh"
+#include "common/trace.cuh"
 
 namespace gemm::blackwell {
 
@@ -60,7 +61,7 @@ GEMM_DEVICE void tcgen05_mma_f16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_de
 }
 
 // One arrive on the mbarrier `bar` (this CTA's shared memory) once all tcgen05.mma this thread
-// issued before have completed. Issued by the thread that issued the MMAs.
+// issued before have completed. Issued by the thread that issued the MMAs. A traced build records it.
 // https://docs.nvidia.com/cuda/parallel-thread-execution/#tcgen-async-sync-operations-commit
 template <int CtaGroup>
 GEMM_DEVICE void tcgen05_commit(uint64_t* bar) {
@@ -71,6 +72,7 @@ GEMM_DEVICE void tcgen05_commit(uint64_t* bar) {
   else
     asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.b64 [%0];" ::"r"(smem_addr(bar))
                  : "memory");
+  trace_record(TraceKind::mma_commit, bar, 0);
 }
 
 // As tcgen05_commit, but the arrive goes to the mbarrier at the same shared-memory offset as `bar`
@@ -91,6 +93,7 @@ GEMM_DEVICE void tcgen05_commit_multicast(uint64_t* bar, uint16_t cta_mask) {
             smem_addr(bar)),
         "h"(cta_mask)
         : "memory");
+  trace_record(TraceKind::mma_commit, bar, 0);
 }
 
 #elif defined(GEMM_EMULATED)

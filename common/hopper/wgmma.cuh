@@ -7,6 +7,7 @@
 #pragma once
 
 #include "common/defs.cuh"
+#include "common/trace.cuh"
 
 namespace gemm::hopper {
 
@@ -27,15 +28,21 @@ GEMM_DEVICE void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "m
 
 // Closes the uncommitted wgmmas of this warpgroup into one wgmma-group.
 // https://docs.nvidia.com/cuda/parallel-thread-execution/#asynchronous-warpgroup-level-matrix-instructions-wgmma-commit-group
-GEMM_DEVICE void wgmma_commit_group() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+// A traced build records the commit (the timeline's "MMA commit": the slice's wgmmas were just issued).
+GEMM_DEVICE void wgmma_commit_group() {
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+  trace_record(TraceKind::mma_commit, nullptr, 0);
+}
 
 // Waits until at most N of this warpgroup's wgmma-groups are pending. Accumulators of a group
-// must not be touched before a wait that covers it.
+// must not be touched before a wait that covers it. A traced build records the wait's begin and end.
 // https://docs.nvidia.com/cuda/parallel-thread-execution/#asynchronous-warpgroup-level-matrix-instructions-wgmma-wait-group
 template <int N>
 GEMM_DEVICE void wgmma_wait_group() {
   static_assert(N >= 0 && N <= 7, "wgmma.wait_group takes an immediate 0..7");
+  trace_record(TraceKind::mma_wait_begin, nullptr, N);
   asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+  trace_record(TraceKind::mma_wait_end, nullptr, N);
 }
 
 // Compiler-only fence on accumulator registers: keeps the compiler from moving their reads or

@@ -18,6 +18,8 @@
 //      thread issues two bulk tensor stores. TMA clips them at M and N, so the epilogue's edge check
 //      is gone too. Shared memory written by ordinary stores must be fenced into the async proxy
 //      before TMA reads it, and the CTA may exit only once the stores have read it.
+//   4. The timeline's spans (docs/timeline.md), which every later step keeps: the tile and its
+//      epilogue (TraceTile, TraceEpilogue). They compile to nothing unless the build is traced.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -32,6 +34,7 @@
 #include "common/swizzle.cuh"
 #include "common/tensor_map.h"
 #include "common/tma.cuh"
+#include "common/trace.cuh"
 #include "common/warp.cuh"
 
 namespace gemm::step04::blackwell {
@@ -113,6 +116,8 @@ __global__ void __launch_bounds__(kThreads)
   __syncthreads();
   tcgen05_fence_after_thread_sync();
   const uint32_t tmem_acc = smem.tmem_base;  // lane 0, first allocated column
+  // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
+  const TraceTile traced(TraceRole::cta, blockIdx.x);
 
   for (int64_t k0 = 0; k0 < K; k0 += kTileK) {
     // BEGIN SOLUTION step04: thread 0 announces kStageBytes on `full` (arrive.expect_tx), loads the boxes at {k0, m0} of A and {k0, n0} of B, and waits on `full` (parity = slice index & 1) before it issues the MMAs; tcgen05.fence::after_thread_sync after the wait.
@@ -157,6 +162,7 @@ __global__ void __launch_bounds__(kThreads)
   // above may leave the lanes diverged (each lane retries on its own), so reconverge explicitly.
   warp_sync();
 
+  const TraceEpilogue traced_epilogue;
   // Epilogue: TMEM -> registers -> fp16 -> shared memory (SW128 boxes) -> TMA store, 32 columns
   // per tcgen05.ld. Each thread writes 16-byte chunks of its own row; the 8 rows of 8 consecutive
   // lanes land in 8 different chunk positions of the swizzle: no bank conflicts.

@@ -18,6 +18,8 @@
 //      then one thread issues two bulk tensor stores. TMA clips them at M and N, so the epilogue's
 //      edge check is gone too. Shared memory written by ordinary stores must be fenced into the
 //      async proxy before TMA reads it, and the CTA may exit only once the stores have read it.
+//   4. The timeline's spans (docs/timeline.md), which every later step keeps: the tile and its
+//      epilogue (TraceTile, TraceEpilogue). They compile to nothing unless the build is traced.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -31,6 +33,7 @@
 #include "common/swizzle.cuh"
 #include "common/tensor_map.h"
 #include "common/tma.cuh"
+#include "common/trace.cuh"
 
 namespace gemm::step04::hopper {
 
@@ -84,6 +87,8 @@ __global__ void __launch_bounds__(kThreads)
     fence_mbarrier_init();         // the init is visible to the async proxy (TMA's complete_tx)
   }
   __syncthreads();  // nobody waits on `full` before it is initialised
+  // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
+  const TraceTile traced(TraceRole::cta, blockIdx.x);
 
   float acc[2][kAccRegs];  // rows 0-63 and 64-127 of the tile
 #pragma unroll
@@ -126,6 +131,7 @@ __global__ void __launch_bounds__(kThreads)
     // END SOLUTION step02
   }
 
+  const TraceEpilogue traced_epilogue;
   // Epilogue: registers -> fp16 -> shared memory (SW128 boxes) -> TMA store. Registers i and i+1
   // are adjacent columns of one row: one 4-byte store. In the SW128 layout the 8 rows a warp
   // writes per instruction fall in 8 different 16-byte chunk positions: no bank conflicts.

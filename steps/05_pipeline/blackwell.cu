@@ -39,6 +39,7 @@
 #include "common/swizzle.cuh"
 #include "common/tensor_map.h"
 #include "common/tma.cuh"
+#include "common/trace.cuh"
 #include "common/warp.cuh"
 
 namespace gemm::step05::blackwell {
@@ -148,6 +149,8 @@ __global__ void __launch_bounds__(kThreads)
   __syncthreads();
   tcgen05_fence_after_thread_sync();
   const uint32_t tmem_acc = smem.tmem_base;  // lane 0, first allocated column
+  // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
+  const TraceTile traced(TraceRole::cta, blockIdx.x);
 
   const int64_t k_slices = (K + kTileK - 1) / kTileK;
   // The K loop: one thread, producer and MMA issuer at once, with a place in the ring for each role.
@@ -206,6 +209,7 @@ __global__ void __launch_bounds__(kThreads)
   // the K loop while the other lanes spun on acc_ready, so reconverge explicitly.
   warp_sync();
 
+  const TraceEpilogue traced_epilogue;
   // Epilogue: TMEM -> registers -> fp16 -> shared memory (SW128 boxes, in the A buffers: every MMA
   // has completed, so none reads them any more) -> TMA store, 32 columns per tcgen05.ld. Each
   // thread writes 16-byte chunks of its own row; the 8 rows of 8 consecutive lanes land in 8

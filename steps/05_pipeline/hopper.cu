@@ -35,6 +35,7 @@
 #include "common/swizzle.cuh"
 #include "common/tensor_map.h"
 #include "common/tma.cuh"
+#include "common/trace.cuh"
 #include "common/warp.cuh"
 
 namespace gemm::step05::hopper {
@@ -120,6 +121,8 @@ __global__ void __launch_bounds__(kThreads)
     fence_mbarrier_init();  // the inits are visible to the async proxy (TMA's complete_tx)
   }
   __syncthreads();  // nobody uses a barrier before it is initialised
+  // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
+  const TraceTile traced(TraceRole::cta, blockIdx.x);
 
   float acc[2][kAccRegs];  // rows 0-63 and 64-127 of the tile
 #pragma unroll
@@ -172,6 +175,7 @@ __global__ void __launch_bounds__(kThreads)
   // write the output tile into the A buffers.
   __syncthreads();
 
+  const TraceEpilogue traced_epilogue;
   // Epilogue: registers -> fp16 -> shared memory (SW128 boxes, in the A buffers) -> TMA store.
   // Registers i and i+1 are adjacent columns of one row: one 4-byte store. In the SW128 layout the
   // 8 rows a warp writes per instruction fall in 8 different 16-byte chunk positions: no bank

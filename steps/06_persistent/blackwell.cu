@@ -40,6 +40,7 @@
 #include "common/swizzle.cuh"
 #include "common/tensor_map.h"
 #include "common/tma.cuh"
+#include "common/trace.cuh"
 #include "common/warp.cuh"
 
 namespace gemm::step06::blackwell {
@@ -176,6 +177,8 @@ __global__ void __launch_bounds__(kThreads)
     m0 = tile.m * kTileM;
     n0 = tile.n * kTileN;
     // END SOLUTION step06
+    // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
+    const TraceTile traced(TraceRole::cta, cursor.unit);
 
     if (threadIdx.x == 0) {
       for (int64_t ks = 0; ks < k_slices; ++ks) {
@@ -219,6 +222,7 @@ __global__ void __launch_bounds__(kThreads)
     // the K loop while the other lanes spun on acc_ready, so reconverge explicitly.
     warp_sync();
 
+    const TraceEpilogue traced_epilogue;
     // Epilogue: TMEM -> registers -> fp16 -> shared memory (SW128 boxes, in the A buffers: every MMA
     // has completed, so none reads them any more) -> TMA store, 32 columns per tcgen05.ld. Each
     // thread writes 16-byte chunks of its own row; the 8 rows of 8 consecutive lanes land in 8

@@ -36,6 +36,7 @@
 #include "common/swizzle.cuh"
 #include "common/tensor_map.h"
 #include "common/tma.cuh"
+#include "common/trace.cuh"
 #include "common/warp.cuh"
 
 namespace gemm::step06::hopper {
@@ -157,6 +158,8 @@ __global__ void __launch_bounds__(kThreads)
     m0 = tile.m * kTileM;
     n0 = tile.n * kTileN;
     // END SOLUTION step06
+    // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
+    const TraceTile traced(TraceRole::cta, cursor.unit);
 
 #pragma unroll
     for (int h = 0; h < 2; ++h)
@@ -200,6 +203,7 @@ __global__ void __launch_bounds__(kThreads)
     // write the output tile into the A buffers.
     __syncthreads();
 
+    const TraceEpilogue traced_epilogue;
     // Epilogue: registers -> fp16 -> shared memory (SW128 boxes, in the A buffers) -> TMA store.
     // Registers i and i+1 are adjacent columns of one row: one 4-byte store. In the SW128 layout the
     // 8 rows a warp writes per instruction fall in 8 different 16-byte chunk positions: no bank

@@ -38,6 +38,7 @@
 #include "common/swizzle.cuh"
 #include "common/tensor_map.h"
 #include "common/tma.cuh"
+#include "common/trace.cuh"
 #include "common/warp.cuh"
 
 namespace gemm::step07::hopper {
@@ -121,6 +122,7 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
   for (WorkCursor cursor = sched.begin(blockIdx.x, gridDim.x); cursor.valid(); cursor.advance()) {
     const Tile tile = sched.tile(cursor.unit, 0);
     const int64_t turn = cursor.turn();  // once per tile: a 64-bit division
+    const TraceTile traced(TraceRole::producer, cursor.unit);
     for (int64_t i = 0; i < k_slices; ++i)
       load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN, k_slice_in_turn(turn, i, 0, k_slices));
   }
@@ -167,6 +169,7 @@ __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kSta
 // The whole consumer warpgroup; `t` is the thread's index in it.
 __device__ __forceinline__ void epilogue(SharedStorage& smem, const float (&acc)[2][kAccRegs], const CUtensorMap* map_d,
                                          int64_t m0, int64_t n0, int64_t N, int t) {
+  const TraceEpilogue traced_epilogue;
   // BEGIN SOLUTION step07: the previous tile's TMA store may still be reading the staging buffer: thread 0 waits for it (wait_group.read 0), then the consumer warpgroup syncs on its named barrier before anyone writes.
   if (t == 0) tma_store_wait_group_read<0>();
   named_barrier_sync(kEpilogueBarrier, kWarpgroupSize);
@@ -223,6 +226,8 @@ __device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap*
     m0 = tile.m * kTileM;
     n0 = tile.n * kTileN;
     // END SOLUTION step06
+    // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
+    const TraceTile traced(TraceRole::consumer, cursor.unit);
     mma_tile(smem, read, acc, k_slices);
     epilogue(smem, acc, map_d, m0, n0, N, t);
   }

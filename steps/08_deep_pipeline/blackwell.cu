@@ -32,6 +32,7 @@
 #include "common/swizzle.cuh"
 #include "common/tensor_map.h"
 #include "common/tma.cuh"
+#include "common/trace.cuh"
 #include "common/warp.cuh"
 
 namespace gemm::step08::blackwell {
@@ -129,6 +130,7 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
   for (WorkCursor cursor = sched.begin(blockIdx.x, gridDim.x); cursor.valid(); cursor.advance()) {
     const Tile tile = sched.tile(cursor.unit, 0);
     const int64_t turn = cursor.turn();  // once per tile: a 64-bit division
+    const TraceTile traced(TraceRole::producer, cursor.unit);
     for (int64_t i = 0; i < k_slices; ++i)
       load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN, k_slice_in_turn(turn, i, 0, k_slices));
   }
@@ -153,6 +155,8 @@ __device__ __forceinline__ void mma(SharedStorage& smem, const TileScheduler& sc
   PipelineState<kStages> read;  // the stage the MMAs read next, across tiles
   int64_t local = 0;            // this CTA's tile count
   for (WorkCursor cursor = sched.begin(blockIdx.x, gridDim.x); cursor.valid(); cursor.advance(), ++local) {
+    // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
+    const TraceTile traced(TraceRole::mma, cursor.unit);
     // BEGIN SOLUTION step07: wait on ld2mma with parity (local & 1) ^ 1 (the first tile passes at once), then tcgen05.fence::after_thread_sync: the epilogue's reads of the accumulator come before these MMAs overwrite it.
     mbarrier_wait(&smem.ld2mma, static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"});
     tcgen05_fence_after_thread_sync();
@@ -201,12 +205,14 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap*
     m0 = tile.m * kTileM;
     n0 = tile.n * kTileN;
     // END SOLUTION step06
+    const TraceTile traced(TraceRole::epilogue, cursor.unit);
 
     // BEGIN SOLUTION step07: wait on mma2ld with parity local & 1; it completes once per tile.
     // Only the mbarrier tells that the MMAs have completed (a thread barrier would prove only that
     // they were issued).
     mbarrier_wait(&smem.mma2ld, static_cast<uint32_t>(local & 1), WaitTag{"mma2ld", "epilogue"});
     // END SOLUTION step07
+    const TraceEpilogue traced_epilogue;
     tcgen05_fence_after_thread_sync();  // orders the tcgen05.ld below after the wait
     // tcgen05.ld is .sync.aligned: the whole warp must execute it together, and the lanes left the
     // wait's spin loop one by one.

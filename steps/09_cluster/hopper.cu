@@ -41,6 +41,7 @@
 #include "common/swizzle.cuh"
 #include "common/tensor_map.h"
 #include "common/tma.cuh"
+#include "common/trace.cuh"
 #include "common/warp.cuh"
 
 namespace gemm::step09::hopper {
@@ -135,6 +136,7 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
   for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
     const Tile tile = sched.tile(cursor.unit, static_cast<int>(rank));
     const int64_t turn = cursor.turn();  // once per tile: a 64-bit division
+    const TraceTile traced(TraceRole::producer, cursor.unit);
     for (int64_t i = 0; i < k_slices; ++i)
       load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN, k_slice_in_turn(turn, i, 0, k_slices),
                  rank);
@@ -212,6 +214,7 @@ __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kSta
 // The whole consumer warpgroup; `t` is the thread's index in it.
 __device__ __forceinline__ void epilogue(SharedStorage& smem, const float (&acc)[2][kAccRegs], const CUtensorMap* map_d,
                                          int64_t m0, int64_t n0, int64_t N, int t) {
+  const TraceEpilogue traced_epilogue;
   // BEGIN SOLUTION step07: the previous tile's TMA store may still be reading the staging buffer: thread 0 waits for it (wait_group.read 0), then the consumer warpgroup syncs on its named barrier before anyone writes.
   if (t == 0) tma_store_wait_group_read<0>();
   named_barrier_sync(kEpilogueBarrier, kWarpgroupSize);
@@ -264,6 +267,8 @@ __device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap*
   PipelineState<kStages> read;  // the stage the consumer multiplies next, across tiles
   float acc[2][kAccRegs];       // rows 0-63 and 64-127 of the tile
   for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
+    // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
+    const TraceTile traced(TraceRole::consumer, cursor.unit);
     // BEGIN SOLUTION step09: this CTA's tile of the unit is sched.tile(cursor.unit, rank); run mma_tile for every tile, and the epilogue only for a valid one.
     const Tile tile = sched.tile(cursor.unit, static_cast<int>(rank));
     mma_tile(smem, read, acc, k_slices);

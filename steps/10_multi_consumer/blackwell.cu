@@ -43,6 +43,7 @@
 #include "common/swizzle.cuh"
 #include "common/tensor_map.h"
 #include "common/tma.cuh"
+#include "common/trace.cuh"
 #include "common/warp.cuh"
 
 namespace gemm::step10::blackwell {
@@ -169,6 +170,7 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
   for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
     const Tile tile = sched.tile(cursor.unit, static_cast<int>(rank));
     const int64_t turn = cursor.turn();  // once per tile: a 64-bit division
+    const TraceTile traced(TraceRole::producer, cursor.unit);
     for (int64_t i = 0; i < k_slices; ++i)
       load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN, k_slice_in_turn(turn, i, 0, k_slices),
                  rank);
@@ -202,6 +204,8 @@ __device__ __forceinline__ void mma(SharedStorage& smem, const TileScheduler& sc
   a_block = static_cast<uint32_t>(consumer) * kBlockM * kTileK * sizeof(__half);
   // END SOLUTION step10
   for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance(), ++local) {
+    // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
+    const TraceTile traced(TraceRole::mma, cursor.unit);
     // BEGIN SOLUTION step10: wait on ld2mma[consumer] with parity (local & 1) ^ 1 (the first tile passes at once), then tcgen05.fence::after_thread_sync: the epilogue's reads of this accumulator come before these MMAs overwrite it.
     mbarrier_wait(&smem.ld2mma[consumer], static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"});
     tcgen05_fence_after_thread_sync();
@@ -314,12 +318,14 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap*
     n0 = tile.n * kTileN;
     writes = m0 < M;
     // END SOLUTION step10
+    const TraceTile traced(TraceRole::epilogue, cursor.unit);
 
     // BEGIN SOLUTION step07: wait on mma2ld[consumer] with parity local & 1; it completes once per tile.
     // Only the mbarrier tells that the MMAs have completed (a thread barrier would prove only that
     // they were issued).
     mbarrier_wait(&smem.mma2ld[consumer], static_cast<uint32_t>(local & 1), WaitTag{"mma2ld", "epilogue"});
     // END SOLUTION step07
+    const TraceEpilogue traced_epilogue;
     tcgen05_fence_after_thread_sync();  // orders the tcgen05.ld below after the wait
     // tcgen05.ld is .sync.aligned: the whole warp must execute it together, and the lanes left the
     // wait's spin loop one by one.

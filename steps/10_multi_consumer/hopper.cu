@@ -42,6 +42,7 @@
 #include "common/swizzle.cuh"
 #include "common/tensor_map.h"
 #include "common/tma.cuh"
+#include "common/trace.cuh"
 #include "common/warp.cuh"
 
 namespace gemm::step10::hopper {
@@ -153,6 +154,7 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
   for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
     const Tile tile = sched.tile(cursor.unit, static_cast<int>(rank));
     const int64_t turn = cursor.turn();  // once per tile: a 64-bit division
+    const TraceTile traced(TraceRole::producer, cursor.unit);
     for (int64_t i = 0; i < k_slices; ++i)
       load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN, k_slice_in_turn(turn, i, 0, k_slices),
                  rank);
@@ -233,6 +235,7 @@ __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kSta
 // consumer, `t` the thread's index in its warpgroup; (m0, n0) is the origin of the consumer's rows.
 __device__ __forceinline__ void epilogue(SharedStorage& smem, const float (&acc)[kConsumerHalves][kAccRegs],
                                          const CUtensorMap* map_d, int64_t m0, int64_t n0, int64_t N, int c, int t) {
+  const TraceEpilogue traced_epilogue;
   const uint32_t bar = kFirstEpilogueBarrier + c;  // this consumer's named barrier: its 128 threads only
 #pragma unroll
   for (int box = 0; box < kStoreBoxes; ++box) {
@@ -279,6 +282,8 @@ __device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap*
   PipelineState<kStages> read;           // the stage this consumer multiplies next, across tiles
   float acc[kConsumerHalves][kAccRegs];  // this consumer's kConsumerRows rows of the tile
   for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
+    // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
+    const TraceTile traced(TraceRole::consumer, cursor.unit);
     const Tile tile = sched.tile(cursor.unit, static_cast<int>(rank));
     // BEGIN SOLUTION step10: consumer c owns rows m0 = tile.m * kTileM + c * kConsumerRows .. + kConsumerRows - 1 of the tile: run mma_tile on them, then (for a valid tile with m0 < M) the epilogue at row m0.
     mma_tile(smem, read, acc, c * kConsumerRows, k_slices);

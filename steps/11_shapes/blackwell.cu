@@ -50,6 +50,7 @@
 #include "common/swizzle.cuh"
 #include "common/tensor_map.h"
 #include "common/tma.cuh"
+#include "common/trace.cuh"
 #include "common/warp.cuh"
 
 namespace gemm::step11::blackwell {
@@ -215,6 +216,7 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
     const WorkItem item = split.item(cursor.unit);
     const Tile tile = sched.tile(item.unit, static_cast<int>(rank));
     const int64_t turn = cursor.turn();  // once per tile: a 64-bit division
+    const TraceTile traced(TraceRole::producer, cursor.unit);
     for (int64_t i = 0; i < item.k_end - item.k_begin; ++i)
       load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN,
                  k_slice_in_turn(turn, i, item.k_begin, item.k_end), rank);
@@ -248,6 +250,8 @@ __device__ __forceinline__ void mma(SharedStorage& smem, const SplitK& split, ui
   a_block = static_cast<uint32_t>(consumer) * kBlockM * kTileK * sizeof(__half);
   // END SOLUTION step10
   for (WorkCursor cursor = split.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance(), ++local) {
+    // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
+    const TraceTile traced(TraceRole::mma, cursor.unit);
     const WorkItem item = split.item(cursor.unit);
     // BEGIN SOLUTION step10: wait on ld2mma[consumer] with parity (local & 1) ^ 1 (the first tile passes at once), then tcgen05.fence::after_thread_sync: the epilogue's reads of this accumulator come before these MMAs overwrite it.
     mbarrier_wait(&smem.ld2mma[consumer], static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"});
@@ -450,12 +454,14 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap*
     float4* const slot = partial ? split_slot(scratch, item, item.part, rank, consumer) : nullptr;
     uint32_t* const ticket =
         partial ? scratch.tickets + (item.split * kClusterM + rank) * kConsumers + consumer : nullptr;
+    const TraceTile traced(TraceRole::epilogue, cursor.unit);
 
     // BEGIN SOLUTION step07: wait on mma2ld[consumer] with parity local & 1; it completes once per tile.
     // Only the mbarrier tells that the MMAs have completed (a thread barrier would prove only that
     // they were issued).
     mbarrier_wait(&smem.mma2ld[consumer], static_cast<uint32_t>(local & 1), WaitTag{"mma2ld", "epilogue"});
     // END SOLUTION step07
+    const TraceEpilogue traced_epilogue;
     tcgen05_fence_after_thread_sync();  // orders the tcgen05.ld below after the wait
     // tcgen05.ld is .sync.aligned: the whole warp must execute it together, and the lanes left the
     // wait's spin loop one by one.

@@ -46,6 +46,7 @@
 #include "common/swizzle.cuh"
 #include "common/tensor_map.h"
 #include "common/tma.cuh"
+#include "common/trace.cuh"
 #include "common/warp.cuh"
 
 namespace gemm::step11::hopper {
@@ -181,6 +182,7 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
     const WorkItem item = split.item(cursor.unit);
     const Tile tile = sched.tile(item.unit, static_cast<int>(rank));
     const int64_t turn = cursor.turn();  // once per tile: a 64-bit division
+    const TraceTile traced(TraceRole::producer, cursor.unit);
     for (int64_t i = 0; i < item.k_end - item.k_begin; ++i)
       load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN,
                  k_slice_in_turn(turn, i, item.k_begin, item.k_end), rank);
@@ -261,6 +263,7 @@ __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kSta
 // consumer, `t` the thread's index in its warpgroup; (m0, n0) is the origin of the consumer's rows.
 __device__ __forceinline__ void epilogue(SharedStorage& smem, const float (&acc)[kConsumerHalves][kAccRegs],
                                          const CUtensorMap* map_d, int64_t m0, int64_t n0, int64_t N, int c, int t) {
+  const TraceEpilogue traced_epilogue;
   const uint32_t bar = kFirstEpilogueBarrier + c;  // this consumer's named barrier: its 128 threads only
 #pragma unroll
   for (int box = 0; box < kStoreBoxes; ++box) {
@@ -369,6 +372,8 @@ __device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap*
   PipelineState<kStages> read;           // the stage this consumer multiplies next, across tiles
   float acc[kConsumerHalves][kAccRegs];  // this consumer's kConsumerRows rows of the tile
   for (WorkCursor cursor = split.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
+    // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
+    const TraceTile traced(TraceRole::consumer, cursor.unit);
     const WorkItem item = split.item(cursor.unit);
     const Tile tile = sched.tile(item.unit, static_cast<int>(rank));
     int64_t m0 = 0;  // this consumer's first row

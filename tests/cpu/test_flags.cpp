@@ -146,6 +146,9 @@ TEST(Usage, SynopsisShowsExactlyTheFlagsTheParserTakes) {
                                              "--dump-d FILE",
                                              "--check-only",
                                              "--cpu-check",
+                                             "--trace FILE",
+                                             "--trace-sms LIST",
+                                             "--trace-cap N",
                                              "--help"};
   EXPECT_EQ(shown, expected);
   std::string labels;  // the left column of the flags' help lines
@@ -162,6 +165,7 @@ TEST(Usage, SynopsisShowsExactlyTheFlagsTheParserTakes) {
       value = item.substr(item.find(' ') + 1);
       value = value.substr(0, value.find('|'));  // the first choice
       if (value == "N" || value == "S" || value == "I" || value == "M" || value == "K") value = "8";
+      if (value == "LIST") value = "0";  // --trace-sms
       if (flag == "--device") value = "emu";
       args.push_back(value.c_str());
     }

@@ -1,10 +1,12 @@
-// The step driver's emulator flags: --device, --emu-sms, --emu-seed, --dump-d (harness/driver.cpp).
+// The step driver's emulator flags: --device, --emu-sms, --emu-seed, --dump-d, and the timeline's
+// --trace, --trace-sms, --trace-cap (harness/driver.cpp, docs/timeline.md).
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "harness/driver.h"
+#include "harness/trace.h"
 
 namespace gemm {
 namespace {
@@ -57,9 +59,26 @@ TEST(EmuFlags, Errors) {
   EXPECT_EQ(parse(3, {"--dump-d"}).error, "--dump-d needs a value");
 }
 
+TEST(EmuFlags, Trace) {
+  const ParseResult r =
+      parse(7, {"--device", "emu", "--track", "blackwell", "--trace", "t.json", "--trace-sms", "0,2-3,7"});
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.options.trace, "t.json");
+  EXPECT_EQ(r.options.trace_sms, (std::vector<int>{0, 2, 3, 7}));
+  EXPECT_EQ(parse(7, {}).options.trace_sms, (std::vector<int>{0, 1}));
+  EXPECT_EQ(parse(7, {"--device", "emu", "--trace", "t.json"}).error,
+            "--trace with --device emu needs --track hopper or --track blackwell (one timeline per file)");
+  EXPECT_EQ(parse(7, {"--trace-sms", "1-"}).error,
+            "--trace-sms: '1-' is not a list of SMs in 0..255 such as 0,1 or 0-3");
+  EXPECT_EQ(parse(7, {"--trace-cap", "0"}).error, "--trace-cap must be in 1..65535 (got 0)");
+  // On a GPU only a traced build records (GEMM_TRACE=ON); the emulator records in every build.
+  EXPECT_EQ(parse(7, {"--trace", "t.json"}).ok(), kTraceBuild);
+}
+
 TEST(EmuFlags, UsageMentionsThem) {
   const std::string u = usage(3);
-  for (const char* flag : {"--device D", "--emu-sms N", "--emu-seed S", "--dump-d FILE", "docs/emulator.md"})
+  for (const char* flag : {"--device D", "--emu-sms N", "--emu-seed S", "--dump-d FILE", "docs/emulator.md",
+                           "--trace FILE", "--trace-sms L"})
     EXPECT_NE(u.find(flag), std::string::npos) << flag;
 }
 

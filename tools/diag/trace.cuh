@@ -6,16 +6,13 @@
 #pragma once
 
 #include "common/clock.cuh"
+#include "common/trace.cuh"  // sm_id
 
 namespace gemm::diag {
 
 static __device__ unsigned long long* g_trace = nullptr;
 
-__device__ __forceinline__ unsigned smid() {
-  unsigned s;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
-  return s;
-}
+__device__ __forceinline__ unsigned smid() { return ::gemm::sm_id(); }
 
 }  // namespace gemm::diag
 
