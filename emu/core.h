@@ -124,6 +124,7 @@ enum class WaitKind {
   wgmma_wait,   // wgmma.wait_group
   bulk_wait,    // cp.async.bulk.wait_group(.read)
   tmem_alloc,   // tcgen05.alloc waiting for free columns
+  registers,    // setmaxnreg.inc waiting for the CTA's register pool
 };
 
 struct Wait {
@@ -185,6 +186,7 @@ struct Collective {
   SourceLoc loc{};             // ... and where the first member reached it
   std::vector<Fiber*> arrived;
   int members = 0;
+  bool executing = false;  // every member arrived; the last one executes it (and may block)
   WaitList waiters;
 };
 
@@ -458,6 +460,11 @@ struct Cta {
   std::vector<WarpState> warps;
   std::vector<WarpgroupState> wg;
   std::unique_ptr<Tmem> tmem;
+  // setmaxnreg: the CTA's register pool (registers no warpgroup holds) and each warpgroup's
+  // per-thread count; every thread starts with Emu::regs_per_thread.
+  int64_t regs_free = 0;
+  std::vector<int> wg_regs;
+  WaitList reg_waiters;
   Collective pair_coll;  // tcgen05.alloc/dealloc .cta_group::2 of this CTA's pair (leader's object)
 
   uint32_t addr_of(uint32_t offset) const;  // the shared-window address of an offset
@@ -495,6 +502,8 @@ struct Emu {
   uint64_t rng_state = 0;
   uint64_t epoch = 1;
   int cta_group = 0;  // of the kernel's tcgen05 instructions, 0 until the first
+  int sm_ctas = 1;          // CTAs resident at once on one SM (shared memory, threads)
+  int regs_per_thread = 0;  // what a thread holds at launch (setmaxnreg's pool)
   bool aborting = false;
   std::string failure;  // the first failure
   LaunchStats stats;
@@ -507,6 +516,12 @@ struct Emu {
   uint64_t rand();
   uint64_t next_epoch() { return ++epoch; }
 };
+
+// Occupancy: the CTAs of `threads` threads and `smem_bytes` of dynamic shared memory that fit on
+// one SM at once (shared memory, 1 KB reserved per CTA, 2048 threads, 32 CTAs); and the registers
+// each thread of such a CTA starts with (64K per SM shared among them, in units of 8, at most 256).
+int ctas_per_sm(int threads, size_t smem_bytes);
+int regs_at_launch(int threads, int per_sm);
 
 Emu& emu();     // the launch in progress
 Fiber* self();  // the calling emulated thread (fails outside a kernel)

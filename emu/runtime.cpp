@@ -67,16 +67,28 @@ void watch_output(void* alloc, size_t alloc_bytes, void* d, int64_t rows, int64_
 }
 void clear_output_watch() { g_watch = OutputWatch{}; }
 
+int ctas_per_sm(int threads, size_t smem_bytes) {
+  // Each CTA also takes 1 KB of system shared memory; 2048 threads and 32 CTAs per SM at most.
+  const int by_smem = static_cast<int>(kSmemPerSm / (smem_bytes + 1024));
+  const int by_threads = 2048 / std::max(1, threads);
+  return std::min({by_smem, by_threads, 32});
+}
+
+int regs_at_launch(int threads, int per_sm) {
+  // 64K registers per SM, allocated per warp in units of 8 per thread, at most 256 (the most
+  // setmaxnreg may ask for): what ptxas gives under __launch_bounds__(threads, per_sm).
+  const int warps_threads = (threads + 31) / 32 * 32;
+  const int r = 65536 / (warps_threads * std::max(1, per_sm)) / 8 * 8;
+  return std::min(256, r);
+}
+
 Status resident_ctas(int threads, size_t smem_bytes, int* ctas) {
   if (threads < 1 || threads > 1024)
     return Status::failure("occupancy: a CTA has 1 to 1024 threads (got " + std::to_string(threads) + ")");
   if (smem_bytes > kMaxSmemPerCta)
     return Status::failure("occupancy: not one CTA of " + std::to_string(threads) + " threads and " +
                            std::to_string(smem_bytes) + " bytes of shared memory fits on an SM");
-  // Each CTA also takes 1 KB of system shared memory; 2048 threads and 32 CTAs per SM at most.
-  const int by_smem = static_cast<int>(kSmemPerSm / (smem_bytes + 1024));
-  const int by_threads = 2048 / threads;
-  const int per_sm = std::min({by_smem, by_threads, 32});
+  const int per_sm = ctas_per_sm(threads, smem_bytes);
   if (per_sm < 1)
     return Status::failure("occupancy: not one CTA of " + std::to_string(threads) + " threads and " +
                            std::to_string(smem_bytes) + " bytes of shared memory fits on an SM");
@@ -554,7 +566,9 @@ void collective(Collective& c, int members, const char* name, const Wait& w,
   join_all(all, memory);
   if (aligned) check_converged(all, name);
   converge(all);
+  c.executing = true;
   exec(all);
+  c.executing = false;
   ++c.generation;
   wake_all(c.waiters);
 }
@@ -1101,8 +1115,22 @@ std::string describe_wait(const Fiber* f) {
     }
     case WaitKind::collective: {
       const auto* co = static_cast<const Collective*>(w.obj);
+      if (co->executing)
+        return std::string(w.what) + " (.sync.aligned): every thread arrived; the instruction waits (below)";
       return std::string(w.what) + " (.sync.aligned): " + std::to_string(co->arrived.size()) + " of " +
              std::to_string(co->members) + " threads arrived";
+    }
+    case WaitKind::registers: {
+      std::string held;
+      for (size_t g = 0; g < c->wg_regs.size(); ++g)
+        held += (g ? ", " : "") + std::string("warpgroup ") + std::to_string(g) + " " + std::to_string(c->wg_regs[g]);
+      const int64_t total = int64_t{c->nthreads} * g_emu->regs_per_thread;
+      return std::string(w.what) + " " + std::to_string(w.a) + " (warpgroup " + std::to_string(w.id) + "): waits for " +
+             std::to_string(w.b) + " registers (128 threads x (" + std::to_string(w.a) + " - " +
+             std::to_string(c->wg_regs[w.id]) + ")), the CTA's pool has " + std::to_string(c->regs_free) +
+             " free; the launch gave its " + std::to_string(c->nthreads) + " threads " +
+             std::to_string(g_emu->regs_per_thread) + " registers each (" + std::to_string(total) +
+             "), held now per thread: " + held;
     }
     case WaitKind::wgmma_wait:
       return std::string(w.what) + " " + std::to_string(w.a) + ": " + std::to_string(w.b) + " group(s) pending";
@@ -1140,7 +1168,8 @@ std::string deadlock_report(Emu& e) {
       for (auto& [what, lanes] : groups) {
         // A .sync.aligned instruction that only part of the warp reached.
         const Fiber* f = c.threads[warp * 32 + lanes.front()];
-        if (f->wait.kind == WaitKind::collective && groups.size() > 1)
+        if (f->wait.kind == WaitKind::collective && groups.size() > 1 &&
+            !static_cast<const Collective*>(f->wait.obj)->executing)
           diagnosis.push_back(std::string(f->wait.what) + " in " + c.name() + " warp " + std::to_string(warp) +
                               " was reached by " + lanes_string(lanes) +
                               " only, while the other lanes wait elsewhere: "
@@ -1170,7 +1199,11 @@ std::string deadlock_report(Emu& e) {
         const char* tag = f->wait.tag.barrier ? f->wait.tag.barrier : "";
         if (f->wait.a == 0 && (std::strstr(role, "producer") || std::strstr(tag, "empty"))) fresh_wait = true;
       }
-      if (b.init && b.phase == 0 && b.pending == static_cast<int64_t>(b.count) && b.tx == 0 && fresh_wait)
+      // (Not when threads wait in setmaxnreg.inc: the roles that would arrive never started.)
+      bool regs_wait = false;
+      for (auto& other : e.cluster->ctas)
+        if (!other->reg_waiters.empty()) regs_wait = true;
+      if (b.init && b.phase == 0 && b.pending == static_cast<int64_t>(b.count) && b.tx == 0 && fresh_wait && !regs_wait)
         diagnosis.push_back("mbarrier " + barrier_name(c, off) + " of " + c.name() +
                             " is fresh (phase 0, no arrival yet) and a producer waits on it for parity 0, i.e. "
                             "for its first phase to complete: a wrong initial phase? A producer waiting for a "
@@ -1183,6 +1216,18 @@ std::string deadlock_report(Emu& e) {
     }
   }
   if (omitted) r += "\n  ... and " + std::to_string(omitted) + " more group(s)";
+  // setmaxnreg.inc waiting for registers that no warpgroup will return.
+  for (auto& cp : e.cluster->ctas)
+    for (const Fiber* f : cp->reg_waiters) {
+      const int64_t total = int64_t{cp->nthreads} * e.regs_per_thread;
+      diagnosis.push_back("setmaxnreg.inc " + std::to_string(f->wait.a) + " in " + cp->name() + " warpgroup " +
+                          std::to_string(f->wait.id) + " waits for " + std::to_string(f->wait.b) +
+                          " registers of the CTA's pool, which has " + std::to_string(cp->regs_free) +
+                          ", and no warpgroup will return any: a warpgroup that should lower its count has not run "
+                          "setmaxnreg.dec, or the counts the warpgroups ask for add up to more than the " +
+                          std::to_string(total) + " registers the launch gave the CTA (" +
+                          std::to_string(cp->nthreads) + " threads x " + std::to_string(e.regs_per_thread) + ")");
+    }
   // A warpgroup instruction (wgmma, setmaxnreg) that only some of the warpgroup's warps reached.
   for (auto& cp : e.cluster->ctas)
     for (size_t g = 0; g < cp->wg.size(); ++g) {
@@ -1373,6 +1418,8 @@ Status launch_grid(const LaunchConfig& cfg, void (*body)(void*), void* ctx) {
 
   Emu e;
   e.cfg = cfg;
+  e.sm_ctas = std::max(1, ctas_per_sm(static_cast<int>(threads), cfg.smem_bytes));
+  e.regs_per_thread = regs_at_launch(static_cast<int>(threads), e.sm_ctas);
   e.body = body;
   e.body_ctx = ctx;
   e.rng_state = g_options.seed;
@@ -1421,6 +1468,7 @@ Status launch_grid(const LaunchConfig& cfg, void (*body)(void*), void* ctx) {
                 c->warp_coll.resize((threads + 31) / 32);
                 c->warps.resize((threads + 31) / 32);
                 c->wg.resize((threads + 127) / 128);
+                c->wg_regs.assign(c->wg.size(), e.regs_per_thread);
                 for (int t = 0; t < c->nthreads; ++t) {
                   Fiber* f = fiber_i < e.pool.size() ? e.pool[fiber_i].get() : new_fiber(e);
                   ++fiber_i;

@@ -131,10 +131,10 @@ std::vector<Case> cases() {
       add("divergent_wgmma", Bug::divergent_wgmma, kTwoTiles,
           {"divergent .sync.aligned instruction", "wgmma.commit_group", "wgmma.mma_async"});
       add("setmaxnreg_partial", Bug::setmaxnreg_partial, kTwoTiles,
-          {"deadlock:", "setmaxnreg.inc (.sync.aligned): 96 of 128 threads arrived",
-           "setmaxnreg.inc in CTA (0,0,0) warpgroup 0 was reached by warps 0-2 only"});
+          {"deadlock:", "setmaxnreg.dec (.sync.aligned): 96 of 128 threads arrived",
+           "setmaxnreg.dec in CTA (0,0,0) warpgroup 0 was reached by warps 0-2 only"});
       add("setmaxnreg_mismatch", Bug::setmaxnreg_mismatch, kTwoTiles,
-          {"setmaxnreg: tests/emu/broken/hopper.cpp:", "setmaxnreg.inc 240 in thread 96 and 232 in thread 0",
+          {"setmaxnreg: tests/emu/broken/hopper.cpp:", "setmaxnreg.dec 72 in thread 96 and 80 in thread 0",
            "one register count"});
     }
   }
@@ -228,6 +228,28 @@ TEST(BrokenCluster, PairDeallocWithoutClusterBarrier) {
   ASSERT_FALSE(out.status.ok());
   EXPECT_NE(out.status.message().find("dealloc while the peer CTA may still use TMEM"), std::string::npos)
       << out.status.message();
+}
+
+// --- setmaxnreg's register pool ----------------------------------------------------------------
+
+TEST(BrokenRegisters, DecFeedsInc) {
+  for (uint64_t seed : {1, 2, 3}) {
+    const Outcome out = run(broken::setmaxnreg_pool, {128, 128, 64}, seed, 32);
+    EXPECT_TRUE(out.status.ok()) << out.status.message();
+  }
+}
+
+TEST(BrokenRegisters, IncWithoutDecHangs) {
+  const Outcome out = run(broken::setmaxnreg_no_dec, {128, 128, 64});
+  ASSERT_FALSE(out.status.ok());
+  const std::string& m = out.status.message();
+  if (std::getenv("GEMM_EMU_SHOW")) std::printf("--- setmaxnreg_no_dec\n%s\n", m.c_str());
+  for (const char* e : {"emulator: deadlock:",
+                        "setmaxnreg.inc 232 (warpgroup 1): waits for 13312 registers (128 threads x (232 - 128)), "
+                        "the CTA's pool has 0 free; the launch gave its 256 threads 128 registers each (32768)",
+                        "diagnosis: setmaxnreg.inc 232 in CTA (0,0,0) warpgroup 1 waits for 13312 registers",
+                        "has not run setmaxnreg.dec"})
+    EXPECT_NE(m.find(e), std::string::npos) << "expected \"" << e << "\" in:\n" << m;
 }
 
 TEST(BrokenOutput, ElementWrittenTwice) {

@@ -253,3 +253,12 @@ gemm_add_step_variant(step10_hopper_staging_slot_reused STEP 10 TRACK hopper
   REPLACE [=[if (t == 0) tma_store_wait_group_read<kStagingBoxes - 1>();]=]
   WITH [=[/* variant: the slot's previous store is not waited for */]=]
   EXPECT [=[^emulator: shared memory overwritten while an asynchronous operation reads it: @FILE@:@LINE_OF:fence_proxy_async_shared();@: .*role consumer\) \(found at its fence\.proxy\.async\.shared::cta at @FILE@:@LINE_OF:fence_proxy_async_shared();@\), while the TMA store group committed at @FILE@:@LINE_OF:tma_store_commit_group()@ by thread (128|256) still reads it]=])
+
+# --- setmaxnreg's register pool (hopper) ---------------------------------------------------------
+# The producer warpgroup never lowers its count: the consumers' setmaxnreg.inc waits for registers
+# the CTA's pool never gets (on hardware: a hang). The deadlock report names the instruction, the
+# registers it waits for and what each warpgroup holds.
+gemm_add_step_variant(step10_hopper_no_setmaxnreg_dec STEP 10 TRACK hopper
+  REPLACE [=[setmaxnreg_dec<kProducerRegs>();  // the whole warpgroup executes it (.sync.aligned)]=]
+  WITH [=[/* variant: the producer keeps its registers */]=]
+  EXPECT [=[^emulator: deadlock: .*at @FILE@:@LINE_OF:setmaxnreg_inc<kConsumerRegs>();@: setmaxnreg\.inc 232 \(warpgroup [12]\): waits for 8192 registers \(128 threads x \(232 - 168\)\), the CTA's pool has 0 free; the launch gave its 384 threads 168 registers each \(64512\), held now per thread: warpgroup 0 168, .* diagnosis: setmaxnreg\.inc 232 in CTA \([0-9]+,0,0\) \[cluster rank [01]\] warpgroup [12] waits for 8192 registers .*has not run setmaxnreg\.dec]=])

@@ -56,5 +56,7 @@ Status d_written_twice(const Problem& p);                    // two CTAs write t
 Status write_outside_d(const Problem& p);                    // a store one row past D
 Status cta_pair_ok(const Problem& p);                        // the working cta_group::2 kernel (control)
 Status cta_pair_n128_ok(const Problem& p);                   // the same at M256 N128: 64 rows of B per CTA
+Status setmaxnreg_pool(const Problem& p);    // a producer lowers its registers, a consumer raises its (control)
+Status setmaxnreg_no_dec(const Problem& p);  // the consumer's setmaxnreg.inc with no .dec to feed the pool
 
 }  // namespace gemm::broken
