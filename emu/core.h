@@ -396,6 +396,8 @@ struct Fiber {
   TcKnow tc_pub;                 // what this thread's synchronisations publish: its own work and what it knows
   TcKnow tc_known;               // what it learned from other threads through synchronisations
   TcKnow tc_fenced;              // tc_known at its last tcgen05.fence::after_thread_sync
+  SourceLoc tc_learned_at[3]{};  // per TcKnow part: the synchronisation that last raised it (w, r, s)
+  const char* tc_learned_op[3] = {};
   TcUnfenced tc_own;             // its own tcgen05 work not yet fenced before a thread sync
   uint64_t tc_own_ever[2] = {};  // its own tcgen05 work, fenced or not (w, r)
   TcUnfenced tc_unf;             // other threads' unfenced tcgen05 work it learned of

@@ -595,6 +595,12 @@ TcKnow TcTop::without(const Fiber* f) const {
 }
 
 void learn(Fiber* f, const TcKnow& k) {
+  const uint64_t v[3] = {k.w, k.r, k.s}, was[3] = {f->tc_known.w, f->tc_known.r, f->tc_known.s};
+  for (int i = 0; i < 3; ++i)
+    if (v[i] > was[i]) {
+      f->tc_learned_at[i] = f->loc;
+      f->tc_learned_op[i] = f->op;
+    }
   f->tc_known.merge(k);
   f->tc_pub.merge(f->tc_known);
 }

@@ -34,18 +34,22 @@ void check_fenced_after_sync(Fiber* f, const char* what, bool mma) {
   check_tc_unfenced(f, what);
   const TcKnow& k = f->tc_known;
   const TcKnow& d = f->tc_fenced;
-  const char* dep = k.w > d.w          ? "TMEM written by tcgen05.mma or tcgen05.alloc"
-                    : mma && k.r > d.r ? "TMEM read by tcgen05.ld"
-                    : mma && k.s > d.s ? "shared memory written by threads or TMA"
-                                       : nullptr;
-  if (dep)
+  // An MMA overwrites what others read (r) and reads what others wrote (s); any tcgen05 operation
+  // follows the MMAs and allocations it learned of (w).
+  const int part = mma && k.r > d.r ? 1 : mma && k.s > d.s ? 2 : k.w > d.w ? 0 : -1;
+  static const char* const deps[3] = {"TMEM written by tcgen05.mma or tcgen05.alloc", "TMEM read by tcgen05.ld",
+                                      "shared memory written by threads or TMA"};
+  if (part >= 0)
     fail_at(f, "missing tcgen05.fence::after_thread_sync",
-            std::string(what) +
-                " after a thread synchronisation (a barrier or an mbarrier wait) that ordered it "
-                "after other threads' work (" +
-                dep +
+            std::string(what) + " after a thread synchronisation (" +
+                (known(f->tc_learned_at[part])
+                     ? std::string("its ") + f->tc_learned_op[part] + " at " + where(f->tc_learned_at[part])
+                     : std::string("a barrier or an mbarrier wait")) +
+                ") that ordered it after other threads' work (" + deps[part] +
                 "), with no tcgen05.fence::after_thread_sync in between: without the fence the "
-                "asynchronous tcgen05 operation is not ordered after that synchronisation");
+                "asynchronous tcgen05 operation is not ordered after that synchronisation (the fence orders "
+                "what follows it after every synchronisation before it, so one fence after the last wait "
+                "serves them all)");
 }
 
 std::string cols_string(uint32_t col, uint32_t n) {

@@ -262,3 +262,21 @@ gemm_add_step_variant(step10_hopper_no_setmaxnreg_dec STEP 10 TRACK hopper
   REPLACE [=[setmaxnreg_dec<kProducerRegs>();  // the whole warpgroup executes it (.sync.aligned)]=]
   WITH [=[/* variant: the producer keeps its registers */]=]
   EXPECT [=[^emulator: deadlock: .*at @FILE@:@LINE_OF:setmaxnreg_inc<kConsumerRegs>();@: setmaxnreg\.inc 232 \(warpgroup [12]\): waits for 8192 registers \(128 threads x \(232 - 168\)\), the CTA's pool has 0 free; the launch gave its 384 threads 168 registers each \(64512\), held now per thread: warpgroup 0 168, .* diagnosis: setmaxnreg\.inc 232 in CTA \([0-9]+,0,0\) \[cluster rank [01]\] warpgroup [12] waits for 8192 registers .*has not run setmaxnreg\.dec]=])
+
+# --- tcgen05.fence::after_thread_sync on the MMA warp's path from ld2mma (blackwell) --------------
+# The MMA warp waits on ld2mma (the epilogue has read the accumulator) before the tile's first
+# MMAs overwrite it. Here the wait comes after the K loop's fence, right before the first MMA:
+# nothing orders the MMAs after the epilogue's tcgen05.ld. (Dropping only the fence after the
+# ld2mma wait is no bug: the fence after the tma2mma wait that follows orders the MMAs after both
+# waits, tcgen05.fence::after_thread_sync ordering what follows it after every synchronisation
+# before it.)
+gemm_add_step_variant(step08_blackwell_ld2mma_wait_after_fence STEP 08 TRACK blackwell
+  REPLACE [=[    mbarrier_wait(&smem.ld2mma, static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"});
+    tcgen05_fence_after_thread_sync();]=]
+  WITH [=[    /* variant: the wait on ld2mma moved after the fence below */
+    tcgen05_fence_after_thread_sync();]=]
+  REPLACE [=[      tcgen05_fence_after_thread_sync();  // orders the MMAs below after the wait
+                                          // END SOLUTION step05]=]
+  WITH [=[      tcgen05_fence_after_thread_sync();  // orders the MMAs below after the wait
+      if (ks == 0) mbarrier_wait(&smem.ld2mma, static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"});]=]
+  EXPECT [=[^emulator: missing tcgen05\.fence::after_thread_sync: @FILE@:@LINE_OF:tcgen05_mma_f16<1>(tmem_acc@: tcgen05\.mma after a thread synchronisation \(its mbarrier wait at @FILE@:@LINE+7@\) that ordered it after other threads. work \(TMEM read by tcgen05\.ld\)]=])
