@@ -548,9 +548,11 @@ void check_converged(const std::vector<Fiber*>& members, const char* what);
 uint32_t new_reader(std::unique_ptr<AsyncReader> r);
 AsyncReader& reader(uint32_t id);
 void add_reader(Cta& c, const std::vector<uint32_t>& words, int col, uint32_t id);
-// Fails if a thread with clock `vc` (or the async proxy issued by it) writes word `w` while an
-// AsyncReader reads it and vc is not ordered after that reader's observed completion.
-void check_overwrite(Cta& c, uint32_t w, const Clock& vc, const Fiber* writer, const char* op);
+// Fails if a thread with execution clock `xc` (or the async proxy issued by it) writes word `w` while
+// an AsyncReader reads it and xc is not ordered after that reader's observed completion. (A write
+// after a read needs only the read's completion ordered before it in execution: a relaxed arrival
+// that follows the wait for that completion is enough.)
+void check_overwrite(Cta& c, uint32_t w, const Clock& xc, const Fiber* writer, const char* op);
 // The unfenced tcgen05 rule, checked at after_thread_sync and at a tcgen05 operation.
 void check_tc_unfenced(Fiber* f, const char* what);
 
@@ -595,8 +597,11 @@ struct Issue {
   std::string name;  // "tcgen05.commit issued by ..."
 };
 Issue issue_of(Fiber* f, const char* what);
-// One arrival: by the current thread (issue == nullptr) or by an asynchronous operation.
-void mbarrier_arrive_on(Cta& cta, uint32_t off, const char* what, const Issue* issue = nullptr);
+// One arrival: by the current thread (issue == nullptr) or by an asynchronous operation. A thread's
+// `relaxed` arrival (mbarrier.arrive.relaxed) orders execution only: the waiters are ordered after
+// it (execution clock, tcgen05 work) but its memory clock and its shared-memory writes are not
+// published, as a release arrival's are.
+void mbarrier_arrive_on(Cta& cta, uint32_t off, const char* what, const Issue* issue = nullptr, bool relaxed = false);
 void mbarrier_complete_tx(Cta& cta, uint32_t off, uint32_t bytes, uint64_t phase_at_issue, const Issue& issue);
 std::string barrier_name(Cta& cta, uint32_t off);
 

@@ -764,7 +764,7 @@ void track_writes(Fiber* f) {
         // Found now, made since the thread last ran into the emulator: ordered as its clock was then.
         if (what.empty())
           what = "ordinary stores by " + thread_name(f) + " (found at its " + f->op + " at " + where(f->loc) + ")";
-        check_overwrite(c, static_cast<uint32_t>(w), f->vc, f, what.c_str());
+        check_overwrite(c, static_cast<uint32_t>(w), f->xc, f, what.c_str());
       }
       std::memcpy(c.shadow.data() + 4 * w, c.smem + 4 * w, 4);
       if (c.unfenced[w] != f->tid) f->unfenced.push_back(static_cast<uint32_t>(w));

@@ -117,7 +117,7 @@ void tma_load(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0,
     dests.push_back({t, bc, b.phase});
     ++b.inflight[b.phase];
     // A buffer an asynchronous operation still reads must not be overwritten (AsyncReader).
-    for (uint32_t w : box_words(off, m)) check_overwrite(*t, w, f->vc, f, what);
+    for (uint32_t w : box_words(off, m)) check_overwrite(*t, w, f->xc, f, what);
     // The destination is poisoned until the load completes.
     std::vector<uint8_t> poison(bytes, 0xFF);
     async_write(*t, off, poison.data(), bytes, tag);

@@ -226,7 +226,7 @@ foreach(step 09 10)
                         static_cast<int32_t>(n0 + rank * kBRowsPerCta), kClusterMask);]=]
     WITH [=[  tma_load_2d(smem.b[s] + rank * kBRowsPerCta * kTileK, map_b, &smem.full[s], k0, static_cast<int32_t>(n0 + rank * kBRowsPerCta));
   tma_load_2d(smem.b[s] + (rank ^ 1) * kBRowsPerCta * kTileK, map_b, &smem.full[s], k0, static_cast<int32_t>(n0 + (rank ^ 1) * kBRowsPerCta));]=]
-    EXPECT [=[^emulator: more arrivals than the init count: @FILE@:@LINE_OF:mbarrier_arrive_cluster(&smem.empty[s], r);@: mbarrier\.arrive\.shared::cluster arrives on mbarrier 'empty' stage [0-9]+ .*of CTA \([0-9]+,0,0\) \[cluster rank [01]\] .*is one more for phase [0-9]+.*a thread of another CTA of the cluster arrived for the next phase early]=])
+    EXPECT [=[^emulator: more arrivals than the init count: @FILE@:@LINE_OF:mbarrier_arrive_cluster(&smem.empty[s], r);@: mbarrier\.arrive\.relaxed\.shared::cluster arrives on mbarrier 'empty' stage [0-9]+ .*of CTA \([0-9]+,0,0\) \[cluster rank [01]\] .*is one more for phase [0-9]+.*a thread of another CTA of the cluster arrived for the next phase early]=])
 endforeach()
 # --- The producer's tail dropped ------------------------------------------------------------------
 # No cluster barrier ends the kernel: a CTA may exit once its producer has seen the last release of
@@ -243,7 +243,7 @@ foreach(step 09 10)
   gemm_add_step_variant(step${step}_hopper_no_producer_tail STEP ${step} TRACK hopper SHAPE ${shape}
     REPLACE [=[    mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer tail"});]=]
     WITH [=[    /* variant: the tail waits for nothing */]=]
-    EXPECT [=[^emulator: CTA exiting with peer traffic in flight: @FILE@:@LINE_OF:mbarrier_arrive_cluster(&smem.empty[s], r);@: mbarrier\.arrive\.shared::cluster reached mbarrier 'empty' stage [0-9]+ .*of CTA \([0-9]+,0,0\) \[cluster rank [01]\] after that CTA exited]=])
+    EXPECT [=[^emulator: CTA exiting with peer traffic in flight: @FILE@:@LINE_OF:mbarrier_arrive_cluster(&smem.empty[s], r);@: mbarrier\.arrive\.relaxed\.shared::cluster reached mbarrier 'empty' stage [0-9]+ .*of CTA \([0-9]+,0,0\) \[cluster rank [01]\] after that CTA exited]=])
 endforeach()
 # --- Step 10: a staging slot reused before its TMA store has read it -----------------------------
 # Each consumer stages box b in slot b % 2 and waits, before staging, until the store two boxes back
