@@ -43,6 +43,7 @@
 #include <set>
 #include <source_location>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -487,6 +488,15 @@ struct Cluster {
   std::vector<TcUnfenced> unf_phase, unf_done;
   WaitList barrier_waiters;
   size_t next_slot = 0;  // the next free Clock slot (after the threads' slots)
+  // The convergence rule of the .aligned cluster barriers: per (CTA rank, warp, arrive or wait), the
+  // first lane to reach the current barrier phase, and whether it had waited on asynchronous progress
+  // since its warp's last convergence point (Fiber::async_wait).
+  struct AlignedVisit {
+    uint64_t phase = ~uint64_t{0};
+    const Fiber* first = nullptr;
+    bool waited = false;
+  };
+  std::map<std::tuple<int, int, int>, AlignedVisit> aligned;
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -207,7 +207,7 @@ void mbarrier_arrive_on(Cta& c, uint32_t off, const char* what, const Issue* iss
     b.contrib.push_back(k);
     if (!relaxed) b.phase_vc.join(f->vc);
     b.phase_xc.join(f->xc);
-    note_early_release(f, c, off);
+    if (&c == f->cta) note_early_release(f, c, off);  // its own warpgroup's readers are in its own CTA
   }
   --b.pending;
   const uint64_t before = b.phase;

@@ -939,10 +939,36 @@ void cluster_barrier_check(Cluster& cl) {
   wake_all(cl.barrier_waiters);
 }
 
+// barrier.cluster.{arrive,wait}.aligned: every thread of the warp executes it, convergently. A lane
+// that ran apart from the others (spun, see Fiber::spun) breaks it, and so does a warp whose lanes
+// reach it, one having waited on asynchronous progress since the warp's last convergence point
+// (left an mbarrier's spin loop on its own) and another not: they took different paths, and
+// nothing (a warp_sync) brought them back together.
+void check_aligned_cluster(Fiber* f, Cluster& cl, int kind, uint64_t phase, const char* what) {
+  check_converged({f}, what);
+  Cluster::AlignedVisit& v = cl.aligned[{f->cta->rank, f->warp, kind}];
+  if (v.phase != phase) {
+    v.phase = phase;
+    v.first = f;
+    v.waited = f->async_wait;
+    return;
+  }
+  if (v.waited == f->async_wait) return;
+  const Fiber* waited = v.waited ? v.first : f;
+  const Fiber* other = v.waited ? f : v.first;
+  fail_at(f, "lanes not converged at a .sync.aligned instruction",
+          std::string(what) + " is reached by lane " + std::to_string(waited->lane) + " of warp " +
+              std::to_string(f->warp) + " after waiting on " + waited->async_wait_what +
+              " since the warp's last convergence point, and by lane " + std::to_string(other->lane) +
+              ", which did not wait there: the lanes took different paths and nothing reconverged them, so they "
+              "do not execute this .aligned instruction together: a warp_sync() (bar.warp.sync) is needed before it");
+}
+
 void cluster_arrive_impl(Fiber* f, const char* what) {
   Cluster& cl = *emu().cluster;
   if (f->cluster_arrived_phase >= 0)
     fail("cluster barrier", std::string(what) + " twice without barrier.cluster.wait in between");
+  check_aligned_cluster(f, cl, 0, cl.barrier_phase, what);
   track_writes(f);
   tick(f);
   f->cluster_arrived_phase = static_cast<int64_t>(cl.barrier_phase);
@@ -964,10 +990,10 @@ void cluster_arrive_impl(Fiber* f, const char* what) {
 }  // namespace
 
 void cluster_arrive(SourceLoc loc) {
-  cluster_arrive_impl(enter(loc, "barrier.cluster.arrive"), "barrier.cluster.arrive.release");
+  cluster_arrive_impl(enter(loc, "barrier.cluster.arrive"), "barrier.cluster.arrive.release.aligned");
 }
 void cluster_arrive_relaxed(SourceLoc loc) {
-  cluster_arrive_impl(enter(loc, "barrier.cluster.arrive.relaxed"), "barrier.cluster.arrive.relaxed");
+  cluster_arrive_impl(enter(loc, "barrier.cluster.arrive.relaxed"), "barrier.cluster.arrive.relaxed.aligned");
 }
 
 void cluster_wait(SourceLoc loc) {
@@ -975,6 +1001,7 @@ void cluster_wait(SourceLoc loc) {
   Cluster& cl = *emu().cluster;
   if (f->cluster_arrived_phase < 0)
     fail("cluster barrier", "barrier.cluster.wait without a barrier.cluster.arrive before it");
+  check_aligned_cluster(f, cl, 1, static_cast<uint64_t>(f->cluster_arrived_phase), "barrier.cluster.wait.acquire.aligned");
   Wait w;
   w.kind = WaitKind::cluster;
   w.what = "barrier.cluster.wait";

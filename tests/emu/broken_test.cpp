@@ -205,6 +205,43 @@ TEST(BrokenCluster, MulticastIntoAnExitedCta) {
       << out.status.message();
 }
 
+TEST(BrokenCluster, AlignedClusterBarrierNeedsAConvergedWarp) {
+  for (uint64_t seed : {1, 2, 3}) {
+    const Outcome good = run(broken::cluster_sync_reconverged, {128, 128, 64}, seed, 32);
+    EXPECT_TRUE(good.status.ok()) << good.status.message();
+    const Outcome bad = run(broken::cluster_sync_diverged, {128, 128, 64}, seed, 32);
+    ASSERT_FALSE(bad.status.ok());
+    const std::string& m = bad.status.message();
+    if (std::getenv("GEMM_EMU_SHOW")) std::printf("--- cluster_sync_diverged\n%s\n", m.c_str());
+    EXPECT_NE(m.find("lanes not converged at a .sync.aligned instruction: tests/emu/broken/cluster.cpp:"),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find("barrier.cluster.arrive.release.aligned is reached by lane 0 of warp 0 after waiting on "
+                     "mbarrier 'bar'"),
+              std::string::npos)
+        << m;
+  }
+}
+
+// A relaxed arrive orders execution, not memory: stores it is meant to publish are not ordered
+// before the TMA store that reads them.
+TEST(BrokenCluster, RelaxedArrivePublishesNothing) {
+  for (uint64_t seed : {1, 2, 3}) {
+    const Outcome good = run(broken::staged_release_arrive, {128, 128, 64}, seed, 32);
+    EXPECT_TRUE(good.status.ok()) << good.status.message();
+    const Outcome bad = run(broken::staged_relaxed_arrive, {128, 128, 64}, seed, 32);
+    ASSERT_FALSE(bad.status.ok());
+    const std::string& m = bad.status.message();
+    if (std::getenv("GEMM_EMU_SHOW")) std::printf("--- staged_relaxed_arrive\n%s\n", m.c_str());
+    EXPECT_NE(m.find("asynchronous read not ordered after the stores: tests/emu/broken/cluster.cpp:"),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find("wrote with ordinary stores, and no synchronisation orders those stores before this operation"),
+              std::string::npos)
+        << m;
+  }
+}
+
 TEST(BrokenCluster, CtaPairMatches) {
   for (uint64_t seed : {1, 2, 3}) {
     const Outcome out = run(broken::cta_pair_ok, {256, 256, 64}, seed, 32);

@@ -280,3 +280,27 @@ gemm_add_step_variant(step08_blackwell_ld2mma_wait_after_fence STEP 08 TRACK bla
   WITH [=[      tcgen05_fence_after_thread_sync();  // orders the MMAs below after the wait
       if (ks == 0) mbarrier_wait(&smem.ld2mma, static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"});]=]
   EXPECT [=[^emulator: missing tcgen05\.fence::after_thread_sync: @FILE@:@LINE_OF:tcgen05_mma_f16<1>(tmem_acc@: tcgen05\.mma after a thread synchronisation \(its mbarrier wait at @FILE@:@LINE+7@\) that ordered it after other threads. work \(TMEM read by tcgen05\.ld\)]=])
+
+# --- A warp that is not converged at an .aligned cluster barrier (blackwell) ----------------------
+# In the producer and MMA warps one lane ran the role (and waited on mbarriers) while the others
+# went straight to the teardown; barrier.cluster.arrive.aligned needs the whole warp together, which
+# the teardown's warp_sync() restores.
+gemm_add_step_variant(step09_blackwell_no_warp_sync_before_cluster_sync STEP 09 TRACK blackwell
+  REPLACE [=[  warp_sync();
+  tcgen05_fence_before_thread_sync();
+  cluster_sync();]=]
+  WITH [=[  /* variant: no warp_sync() */
+  tcgen05_fence_before_thread_sync();
+  cluster_sync();]=]
+  EXPECT [=[^emulator: lanes not converged at a \.sync\.aligned instruction: @FILE@:@LINE+2@: barrier\.cluster\.arrive\.release\.aligned is reached by lane 0 of warp [45] after waiting on mbarrier '(empty|mma2tma|tma2mma|ld2mma)' .* and by lane [0-9]+, which did not wait there]=])
+
+# --- A stage released through relaxed remote arrives before the warp's own wgmma.wait_group --------
+# (hopper, step 9) The release tells the producers of both CTAs that the stage's wgmmas have
+# finished reading it; a relaxed arrive orders execution, which is all a write after a read needs,
+# but here it comes before the wait: the next TMA load into the stage is not ordered after the
+# warp's wgmmas, and is caught whatever the schedule.
+gemm_add_step_variant(step09_hopper_release_before_wait STEP 09 TRACK hopper
+  REPLACE [=[    wgmma_wait_group<1>();  // this warp's share of slice ks-1's wgmmas has finished reading its stage]=]
+  WITH [=[    if (ks > 0 && lane_id() == 0) release(smem, release_stage);  wgmma_wait_group<1>();]=]
+  REPLACE [=[    if (ks > 0 && lane_id() == 0) release(smem, release_stage);]=] WITH "/* variant: moved before the wait */"
+  EXPECT [=[^emulator: shared memory overwritten while an asynchronous operation reads it: @FILE@:@LINE_OF:tma_load_2d(smem.a[s]@: .*warp [0-9]+'s share of the wgmma group committed at @FILE@:@LINE_OF:wgmma_commit_group();@.*arrived on mbarrier 'empty' stage [0-9] .*at @FILE@:@LINE_OF:mbarrier_arrive_cluster(&smem.empty[s], r);@ before its wgmma\.wait_group covered this group]=])

@@ -117,6 +117,49 @@ __global__ void pair_kernel(const __grid_constant__ CUtensorMap map_a, const __g
   if constexpr (!kClusterSyncBeforeDealloc) cluster_sync();  // no exit while the peer still runs
 }
 
+// Lane 0 of warp 0 loads a box and waits for it, alone; the other lanes go straight on. Without a
+// warp_sync the lanes reach the cluster barrier (.aligned) apart.
+template <bool kWarpSync>
+__global__ void lane0_then_cluster_sync(const __grid_constant__ CUtensorMap map) {
+  Small& s = dynamic_smem<Small>();
+  if (threadIdx.x == 0) {
+    mbarrier_init(&s.bar, 1);
+    fence_mbarrier_init();
+  }
+  cluster_sync();
+  if (threadIdx.x == 0) {
+    mbarrier_arrive_expect_tx(&s.bar, 128 * 64 * 2);
+    tma_load_2d(s.tile, &map, &s.bar, 0, 0);
+    mbarrier_wait(&s.bar, 0, WaitTag{"bar", "loader"});
+  }
+  if constexpr (kWarpSync) warp_sync();
+  cluster_sync();
+}
+
+// Warp 1 writes a box into shared memory and tells warp 0 so through an mbarrier; warp 0's lane 0
+// then stores the box (TMA). A release arrive (mbarrier.arrive) orders the writes before the TMA
+// store; a relaxed one (mbarrier_arrive_cluster, to this CTA's own barrier) orders execution only.
+template <bool kRelaxed>
+__global__ void staged_then_stored(const __grid_constant__ CUtensorMap map_d) {
+  Small& s = dynamic_smem<Small>();
+  if (threadIdx.x == 0) {
+    mbarrier_init(&s.bar, 32);
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+  if (warp_id() == 1) {
+    for (int i = lane_id(); i < 128 * 64; i += 32) s.tile[i] = __float2half(0.0f);
+    fence_proxy_async_shared();
+    if constexpr (kRelaxed) mbarrier_arrive_cluster(&s.bar, cluster_ctarank());
+    else mbarrier_arrive(&s.bar);
+  } else if (lane_id() == 0) {
+    mbarrier_wait(&s.bar, 0, WaitTag{"bar", "storer"});
+    tma_store_2d(&map_d, s.tile, 0, 0);
+    tma_store_commit_group();
+    tma_store_wait_group_read<0>();
+  }
+}
+
 __global__ void write_tile0(__half* D) {
   if (threadIdx.x == 0) D[0] = __float2half(1.0f);
 }
@@ -135,6 +178,36 @@ Status remote_arrive_before_cluster_sync(const Problem&) {
   cfg.smem_bytes = smem_bytes<cl::Small>();
   return launch(cl::early_remote_arrive, cfg);
 }
+
+namespace {
+template <bool kWarpSync>
+Status lane0_then_cluster_sync(const Problem& p) {
+  CUtensorMap map;
+  if (Status s = make_tensor_map_2d(&map, p.a, p.m, p.k, 128, 64, Swizzle::b128); !s.ok()) return s;
+  LaunchConfig cfg;
+  cfg.grid = dim3(2);
+  cfg.cluster = dim3(2);
+  cfg.block = dim3(64);
+  cfg.smem_bytes = smem_bytes<cl::Small>();
+  return launch(cl::lane0_then_cluster_sync<kWarpSync>, cfg, map);
+}
+
+template <bool kRelaxed>
+Status staged_then_stored(const Problem& p) {
+  CUtensorMap map;
+  if (Status s = make_tensor_map_2d(&map, p.d, p.m, p.n, 128, 64, Swizzle::b128); !s.ok()) return s;
+  LaunchConfig cfg;
+  cfg.block = dim3(64);
+  cfg.smem_bytes = smem_bytes<cl::Small>();
+  return launch(cl::staged_then_stored<kRelaxed>, cfg, map);
+}
+}  // namespace
+
+Status staged_relaxed_arrive(const Problem& p) { return staged_then_stored<true>(p); }
+Status staged_release_arrive(const Problem& p) { return staged_then_stored<false>(p); }
+
+Status cluster_sync_diverged(const Problem& p) { return lane0_then_cluster_sync<false>(p); }
+Status cluster_sync_reconverged(const Problem& p) { return lane0_then_cluster_sync<true>(p); }
 
 Status exit_with_peer_traffic(const Problem& p) {
   CUtensorMap map;
