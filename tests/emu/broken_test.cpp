@@ -260,6 +260,19 @@ TEST(BrokenCluster, CtaPairM256N128Matches) {
   }
 }
 
+// The pair's TMA loads complete on the barrier address the device code computes: without the mapa
+// to the leader, the odd CTA's bytes would land on its own barrier.
+TEST(BrokenCluster, PairLoadCreditsTheLeadersBarrier) {
+  const Outcome out = run(broken::pair_load_own_barrier, {256, 256, 64});
+  ASSERT_FALSE(out.status.ok());
+  const std::string& m = out.status.message();
+  if (std::getenv("GEMM_EMU_SHOW")) std::printf("--- pair_load_own_barrier\n%s\n", m.c_str());
+  EXPECT_NE(m.find("cta_group::2 TMA load not crediting the leader's barrier: tests/emu/broken/cluster.cpp:"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("by CTA (1,0,0) [cluster rank 1] completes its bytes on mbarrier"), std::string::npos) << m;
+}
+
 TEST(BrokenCluster, PairDeallocWithoutClusterBarrier) {
   const Outcome out = run(broken::pair_dealloc_without_cluster_sync, {256, 256, 64});
   ASSERT_FALSE(out.status.ok());

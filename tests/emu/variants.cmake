@@ -304,3 +304,12 @@ gemm_add_step_variant(step09_hopper_release_before_wait STEP 09 TRACK hopper
   WITH [=[    if (ks > 0 && lane_id() == 0) release(smem, release_stage);  wgmma_wait_group<1>();]=]
   REPLACE [=[    if (ks > 0 && lane_id() == 0) release(smem, release_stage);]=] WITH "/* variant: moved before the wait */"
   EXPECT [=[^emulator: shared memory overwritten while an asynchronous operation reads it: @FILE@:@LINE_OF:tma_load_2d(smem.a[s]@: .*warp [0-9]+'s share of the wgmma group committed at @FILE@:@LINE_OF:wgmma_commit_group();@.*arrived on mbarrier 'empty' stage [0-9] .*at @FILE@:@LINE_OF:mbarrier_arrive_cluster(&smem.empty[s], r);@ before its wgmma\.wait_group covered this group]=])
+
+# --- A CTA pair's TMA load completing on the wrong barrier (blackwell) ----------------------------
+# tma_load_2d_cta_pair computes the leader's barrier address (mapa to rank & ~1, cta_pair_barrier)
+# and the emulator credits the barrier that address names. Here the B load passes the CTA's own
+# address, as a wrapper without the mapa would: the odd CTA's bytes would land on its own barrier.
+gemm_add_step_variant(step09_blackwell_pair_load_without_mapa STEP 09 TRACK blackwell
+  REPLACE [=[  tma_load_2d_cta_pair(smem.b[s], map_b, &smem.tma2mma[s], k0, static_cast<int32_t>(n0 + rank * kBRowsPerCta));]=]
+  WITH [=[  tma_load_2d_cta_pair_at(smem.b[s], map_b, smem_addr(&smem.tma2mma[s]), k0, static_cast<int32_t>(n0 + rank * kBRowsPerCta), SourceLoc::current());]=]
+  EXPECT [=[^emulator: cta_group::2 TMA load not crediting the leader's barrier: @FILE@:@LINE@: cp\.async\.bulk\.tensor\.2d\.cta_group::2 \(TMA load\) by CTA \(1,0,0\) \[cluster rank 1\] completes its bytes on mbarrier at shared 0x[0-9a-f]+ of CTA \(1,0,0\) \[cluster rank 1\], the odd CTA of the pair: .*on its own barrier \((at shared 0x[0-9a-f]+|'tma2mma' stage [0-9] )]=])

@@ -56,6 +56,7 @@ Status d_written_twice(const Problem& p);                    // two CTAs write t
 Status write_outside_d(const Problem& p);                    // a store one row past D
 Status cta_pair_ok(const Problem& p);                        // the working cta_group::2 kernel (control)
 Status cta_pair_n128_ok(const Problem& p);                   // the same at M256 N128: 64 rows of B per CTA
+Status pair_load_own_barrier(const Problem& p);  // the pair's TMA loads credit each CTA's own barrier (no mapa)
 Status cluster_sync_diverged(const Problem& p);     // lane 0 waits alone, then the warp's cluster_sync, no warp_sync
 Status cluster_sync_reconverged(const Problem& p);  // the same with the warp_sync (control)
 Status staged_relaxed_arrive(const Problem& p);  // stores published by a relaxed arrive before a TMA store

@@ -68,7 +68,9 @@ struct alignas(1024) PairStorage {
   uint32_t tmem;
 };
 
-template <bool kClusterSyncBeforeDealloc, int kN>
+// kMapa false: the loads complete on the barrier at the CTA's own address, without the mapa to the
+// leader that tma_load_2d_cta_pair computes (cta_pair_barrier): the odd CTA credits its own.
+template <bool kClusterSyncBeforeDealloc, int kN, bool kMapa = true>
 __global__ void pair_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                             __half* D) {
   PairStorage<kN>& s = dynamic_smem<PairStorage<kN>>();
@@ -86,8 +88,13 @@ __global__ void pair_kernel(const __grid_constant__ CUtensorMap map_a, const __g
 
   if (threadIdx.x == 0) {
     if (rank == 0) mbarrier_arrive_expect_tx(&s.full, 2 * (128 + kN / 2) * 64 * 2);  // the pair's A and B
-    tma_load_2d_cta_pair(s.a, &map_a, &s.full, 0, static_cast<int32_t>(128 * rank));
-    tma_load_2d_cta_pair(s.b, &map_b, &s.full, 0, static_cast<int32_t>(kN / 2 * rank));
+    if constexpr (kMapa) {
+      tma_load_2d_cta_pair(s.a, &map_a, &s.full, 0, static_cast<int32_t>(128 * rank));
+      tma_load_2d_cta_pair(s.b, &map_b, &s.full, 0, static_cast<int32_t>(kN / 2 * rank));
+    } else {
+      tma_load_2d_cta_pair_at(s.a, &map_a, smem_addr(&s.full), 0, static_cast<int32_t>(128 * rank), SourceLoc::current());
+      tma_load_2d_cta_pair_at(s.b, &map_b, smem_addr(&s.full), 0, static_cast<int32_t>(kN / 2 * rank), SourceLoc::current());
+    }
   }
   if (rank == 0 && threadIdx.x == 0) {
     mbarrier_wait(&s.full, 0, WaitTag{"full", "mma"});
@@ -221,7 +228,7 @@ Status exit_with_peer_traffic(const Problem& p) {
 }
 
 namespace {
-template <bool kOk, int kN>
+template <bool kOk, int kN, bool kMapa = true>
 Status pair(const Problem& p) {
   if (p.m != 256 || p.n != kN || p.k != 64)
     return Status::failure(kN == 256 ? "shape: this pair kernel computes 256x256x64"
@@ -234,13 +241,14 @@ Status pair(const Problem& p) {
   cfg.cluster = dim3(2);
   cfg.block = dim3(128);
   cfg.smem_bytes = smem_bytes<cl::PairStorage<kN>>();
-  return launch(cl::pair_kernel<kOk, kN>, cfg, map_a, map_b, p.d);
+  return launch(cl::pair_kernel<kOk, kN, kMapa>, cfg, map_a, map_b, p.d);
 }
 }  // namespace
 
 Status pair_dealloc_without_cluster_sync(const Problem& p) { return pair<false, 256>(p); }
 Status cta_pair_ok(const Problem& p) { return pair<true, 256>(p); }
 Status cta_pair_n128_ok(const Problem& p) { return pair<true, 128>(p); }
+Status pair_load_own_barrier(const Problem& p) { return pair<true, 256, false>(p); }
 
 Status d_written_twice(const Problem& p) {
   LaunchConfig cfg;
