@@ -126,6 +126,7 @@ enum class WaitKind {
   bulk_wait,    // cp.async.bulk.wait_group(.read)
   tmem_alloc,   // tcgen05.alloc waiting for free columns
   registers,    // setmaxnreg.inc waiting for the CTA's register pool
+  pair,         // a cta_group::2 alloc/dealloc/relinquish waiting for the pair's other CTA
 };
 
 struct Wait {
@@ -468,7 +469,26 @@ struct Cta {
   int64_t regs_free = 0;
   std::vector<int> wg_regs;
   WaitList reg_waiters;
-  Collective pair_coll;  // tcgen05.alloc/dealloc .cta_group::2 of this CTA's pair (leader's object)
+  // tcgen05.alloc / dealloc / relinquish_alloc_permit .cta_group::2 of this CTA's pair (the leader's
+  // objects): one warp of each CTA executes them, together (PairOp).
+  struct PairRecord {
+    bool in = false;
+    int warp = 0;
+    uint32_t slot = 0;   // alloc: the shared-memory offset of the address it writes
+    uint32_t ncols = 0;  // alloc, dealloc
+    uint32_t taddr = 0;  // dealloc
+    SourceLoc loc{};
+    std::vector<Fiber*> members;  // the warp's threads
+  };
+  struct PairOp {
+    uint64_t generation = 0;
+    PairRecord rec[2];  // by rank in the pair
+    WaitList waiters;
+  };
+  PairOp pair_ops[3];  // alloc, dealloc, relinquish
+  int sm = 0;          // the SM the launch places it on (TMEM is per SM: Emu::sm_tmem)
+  int wave = 0;        // ... in this wave of resident CTAs
+  uint32_t tmem_peak = 0;  // the most TMEM columns it held at once
 
   uint32_t addr_of(uint32_t offset) const;  // the shared-window address of an offset
   std::string name() const;                 // "CTA (3,0,0)"
@@ -515,6 +535,16 @@ struct Emu {
   uint64_t epoch = 1;
   int cta_group = 0;  // of the kernel's tcgen05 instructions, 0 until the first
   int sm_ctas = 1;          // CTAs resident at once on one SM (shared memory, threads)
+  // TMEM is per SM: the CTAs resident on an SM at once share its 512 columns. Clusters run one
+  // after another here, so co-resident CTAs are accounted, not run together: per (wave, SM), the
+  // CTAs placed there that allocated TMEM, with the most columns each held at once.
+  struct SmTmemUse {
+    std::string cta;
+    int64_t cluster = 0;
+    uint32_t peak = 0;
+  };
+  std::map<std::pair<int, int>, std::vector<SmTmemUse>> sm_tmem;
+  int64_t cluster_index = 0;  // of the cluster running
   int regs_per_thread = 0;  // what a thread holds at launch (setmaxnreg's pool)
   bool aborting = false;
   std::string failure;  // the first failure

@@ -1172,6 +1172,10 @@ std::string describe_wait(const Fiber* f) {
     case WaitKind::tmem_alloc:
       return std::string(w.what) + " of " + std::to_string(w.a) + " columns: no free range (" + std::to_string(w.b) +
              " of 512 columns allocated)";
+    case WaitKind::pair:
+      return std::string(w.what) + ": waits for " + c->name() +
+             ", the pair's other CTA, to execute it too (one warp of each CTA of the pair executes the pair's "
+             "tcgen05.alloc, dealloc and relinquish_alloc_permit, together)";
     case WaitKind::none: break;
   }
   return "running";
@@ -1472,6 +1476,7 @@ Status launch_grid(const LaunchConfig& cfg, void (*body)(void*), void* ctx) {
           Cluster cl;
           cl.dims = cfg.cluster;
           e.cluster = &cl;
+          e.cluster_index = cluster_index;
           size_t fiber_i = 0;
           for (uint32_t z = 0; z < cfg.cluster.z; ++z)
             for (uint32_t y = 0; y < cfg.cluster.y; ++y)
@@ -1481,6 +1486,15 @@ Status launch_grid(const LaunchConfig& cfg, void (*body)(void*), void* ctx) {
                 c->rank = static_cast<int>(x + cfg.cluster.x * (y + cfg.cluster.y * z));
                 c->idx = dim3(cx * cfg.cluster.x + x, cy * cfg.cluster.y + y, cz * cfg.cluster.z + z);
                 c->nthreads = static_cast<int>(threads);
+                {
+                  // Where the hardware could place it: resident CTAs fill the SMs wave by wave, the
+                  // CTAs of a cluster on different SMs.
+                  const int64_t g = cluster_index * static_cast<int64_t>(cluster_size) + c->rank;
+                  const int64_t sms = std::max(1, g_options.sm_count);
+                  const int64_t per_wave = sms * e.sm_ctas;
+                  c->wave = static_cast<int>(g / per_wave);
+                  c->sm = static_cast<int>((g % per_wave) % sms);
+                }
                 const size_t ci = cl.ctas.size();
                 if (ci == buffers.size()) {
                   SmemBuffer b;

@@ -109,9 +109,10 @@ std::vector<Case> cases() {
           {"TMEM access outside the warp's lanes", "(lanes 0-31) by warp", "which may access only lanes"});
       add("alloc_not_pow2", Bug::alloc_not_pow2, kTwoTiles,
           {"TMEM allocation", "tcgen05.alloc of 96 columns: the count must be a power of 2 from 32 to 512"});
+      // Lane 0 waits at tcgen05.alloc while the others reach the next .sync.aligned instruction.
       add("alloc_one_thread", Bug::alloc_one_thread, kTwoTiles,
-          {"deadlock:", "tcgen05.alloc (.sync.aligned): 1 of 32 threads arrived", "was reached by lane 0 only",
-           "must be executed by every thread of the warp"});
+          {"divergent .sync.aligned instruction", "tcgen05.alloc", "tcgen05.relinquish_alloc_permit",
+           "every thread must execute the same instruction, convergently"});
       add("mixed_cta_group", Bug::mixed_cta_group, kTwoTiles,
           {"mixed cta_group in one kernel", "tcgen05.commit with cta_group::2"});
       add("dealloc_outstanding_ld", Bug::dealloc_outstanding_ld, kTwoTiles,
@@ -271,6 +272,48 @@ TEST(BrokenCluster, PairLoadCreditsTheLeadersBarrier) {
             std::string::npos)
       << m;
   EXPECT_NE(m.find("by CTA (1,0,0) [cluster rank 1] completes its bytes on mbarrier"), std::string::npos) << m;
+}
+
+// The pair's TMEM instructions: one warp of each CTA, the same warp, the same operands, together.
+TEST(BrokenCluster, PairAllocFromDifferentWarps) {
+  const Outcome out = run(broken::pair_alloc_other_warp, {128, 128, 64});
+  ASSERT_FALSE(out.status.ok());
+  const std::string& m = out.status.message();
+  if (std::getenv("GEMM_EMU_SHOW")) std::printf("--- pair_alloc_other_warp\n%s\n", m.c_str());
+  EXPECT_NE(m.find("CTA pair instruction differs between the CTAs: tests/emu/broken/cluster.cpp:"), std::string::npos)
+      << m;
+  EXPECT_NE(m.find("tcgen05.alloc.cta_group::2 executed by CTA (0,0,0) [cluster rank 0] warp 0 at "), std::string::npos)
+      << m;
+  EXPECT_NE(m.find("from warp 0 in one CTA and warp 1 in the other"), std::string::npos) << m;
+}
+
+TEST(BrokenCluster, PairAllocByOneCta) {
+  const Outcome out = run(broken::pair_alloc_leader_only, {128, 128, 64});
+  ASSERT_FALSE(out.status.ok());
+  const std::string& m = out.status.message();
+  if (std::getenv("GEMM_EMU_SHOW")) std::printf("--- pair_alloc_leader_only\n%s\n", m.c_str());
+  EXPECT_NE(m.find("emulator: deadlock:"), std::string::npos) << m;
+  EXPECT_NE(m.find("tcgen05.alloc.cta_group::2: waits for CTA (1,0,0) [cluster rank 1], the pair's other CTA, to "
+                   "execute it too"),
+            std::string::npos)
+      << m;
+}
+
+// TMEM is per SM: two pairs sharing their SMs may hold 256 columns each, not 512.
+TEST(BrokenCluster, PairTmemPerSm) {
+  for (uint64_t seed : {1, 2, 3}) {
+    const Outcome fits = run(broken::pair_tmem_fits, {128, 128, 64}, seed, 32);
+    EXPECT_TRUE(fits.status.ok()) << fits.status.message();
+    const Outcome out = run(broken::pair_tmem_contention, {128, 128, 64}, seed, 32);
+    ASSERT_FALSE(out.status.ok());
+    const std::string& m = out.status.message();
+    if (std::getenv("GEMM_EMU_SHOW")) std::printf("--- pair_tmem_contention\n%s\n", m.c_str());
+    EXPECT_NE(m.find("TMEM contention between co-resident CTAs: tests/emu/broken/cluster.cpp:"), std::string::npos) << m;
+    EXPECT_NE(m.find("tcgen05.alloc.cta_group::2 of 512 columns in CTA (2,0,0) [cluster rank 0], which the launch "
+                     "places on SM 0 beside CTA (0,0,0) [cluster rank 0] of another cluster"),
+              std::string::npos)
+        << m;
+  }
 }
 
 TEST(BrokenCluster, PairDeallocWithoutClusterBarrier) {

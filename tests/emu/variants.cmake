@@ -187,12 +187,12 @@ gemm_add_step_variant(step10_blackwell_no_peer_ld2mma_arrive STEP 10 TRACK black
 # --- Step 10: a stage released by one MMA warp's commit --------------------------------------------
 # mma2tma[s] counts both MMA warps' commits; initialised for one, the first commit completes the
 # phase and the second one arrives on a phase it is not ordered after, or (depending on the schedule)
-# the producer refills the stage while the other MMA warp has not yet read it, and that MMA warp's
-# next wait on tma2mma falls two phases behind.
+# the producer refills the stage while the other MMA warp has not yet read it: that MMA warp's MMAs
+# still read it, or its next wait on tma2mma falls two phases behind.
 gemm_add_step_variant(step10_blackwell_release_count_1 STEP 10 TRACK blackwell
   REPLACE [=[mbarrier_init(&smem.mma2tma[s], kReleaseArrivals);]=]
   WITH [=[mbarrier_init(&smem.mma2tma[s], 1);]=]
-  EXPECT [=[^emulator: (more arrivals than the init count: @FILE@:@LINE_OF:tcgen05_commit_multicast<kCtaGroup>(&smem.mma2tma@: .*arrives on mbarrier 'mma2tma' stage [0-3] .*\(init count 1,|mbarrier wait two phases behind: @FILE@:@LINE_OF:mbarrier_wait(&smem.tma2mma@: .*role mma\) waits for parity [01] of mbarrier 'tma2mma' stage [0-3] )]=])
+  EXPECT [=[^emulator: (more arrivals than the init count: @FILE@:@LINE_OF:tcgen05_commit_multicast<kCtaGroup>(&smem.mma2tma@: .*arrives on mbarrier 'mma2tma' stage [0-3] .*\(init count 1,|mbarrier wait two phases behind: @FILE@:@LINE_OF:mbarrier_wait(&smem.tma2mma@: .*role mma\) waits for parity [01] of mbarrier 'tma2mma' stage [0-3] |shared memory overwritten while an asynchronous operation reads it: tcgen05\.mma \(A\) issued by .*role mma\) at @FILE@:@LINE_OF:tcgen05_mma_f16<kCtaGroup>(@ .*\(by a TMA load\))]=])
 
 # Steps 9-10, hopper track
 # --- The consumers' remote arrive on the peer's `empty` dropped ----------------------------------
@@ -313,3 +313,22 @@ gemm_add_step_variant(step09_blackwell_pair_load_without_mapa STEP 09 TRACK blac
   REPLACE [=[  tma_load_2d_cta_pair(smem.b[s], map_b, &smem.tma2mma[s], k0, static_cast<int32_t>(n0 + rank * kBRowsPerCta));]=]
   WITH [=[  tma_load_2d_cta_pair_at(smem.b[s], map_b, smem_addr(&smem.tma2mma[s]), k0, static_cast<int32_t>(n0 + rank * kBRowsPerCta), SourceLoc::current());]=]
   EXPECT [=[^emulator: cta_group::2 TMA load not crediting the leader's barrier: @FILE@:@LINE@: cp\.async\.bulk\.tensor\.2d\.cta_group::2 \(TMA load\) by CTA \(1,0,0\) \[cluster rank 1\] completes its bytes on mbarrier at shared 0x[0-9a-f]+ of CTA \(1,0,0\) \[cluster rank 1\], the odd CTA of the pair: .*on its own barrier \((at shared 0x[0-9a-f]+|'tma2mma' stage [0-9] )]=])
+
+# --- The pair's TMEM instructions, across the pair (blackwell) ------------------------------------
+# One warp of each CTA executes tcgen05.alloc.cta_group::2 (and dealloc, relinquish), the same warp
+# with the same slot and columns: here the odd CTA allocates from warp 1.
+gemm_add_step_variant(step10_blackwell_pair_alloc_other_warp STEP 10 TRACK blackwell
+  REPLACE [=[  if (warp == 0) {
+    tmem_alloc<kCtaGroup, kTmemColumns>(&smem.tmem_base);]=]
+  WITH [=[  if (warp == static_cast<int>(rank)) {
+    tmem_alloc<kCtaGroup, kTmemColumns>(&smem.tmem_base);]=]
+  EXPECT [=[^emulator: CTA pair instruction differs between the CTAs: @FILE@:@LINE+1@: tcgen05\.alloc\.cta_group::2 executed by CTA \(0,0,0\) \[cluster rank 0\] warp 0 at @FILE@:@LINE+1@ and by CTA \(1,0,0\) \[cluster rank 1\] warp 1 at @FILE@:@LINE+1@ from warp 0 in one CTA and warp 1 in the other]=])
+# --- TMEM is per SM: a ring shallow enough for two CTAs per SM (blackwell) ------------------------
+# With one stage the shared memory lets two CTAs share an SM (the static_assert that pins one CTA
+# per SM taken out): the two pairs of the persistent grid on the tests' 2 SMs each allocate all
+# 512 columns of their SMs' TMEM.
+gemm_add_step_variant(step10_blackwell_two_ctas_per_sm STEP 10 TRACK blackwell
+  REPLACE [=[constexpr int kStages = 4;]=] WITH [=[constexpr int kStages = 1;]=]
+  REPLACE [=[static_assert(sizeof(SharedStorage) > kSmemLimit / 2, "one CTA per SM: no other CTA pair shares this pair's TMEM");]=]
+  WITH [=[/* variant: no static_assert pinning one CTA per SM */]=]
+  EXPECT [=[^emulator: TMEM contention between co-resident CTAs: @FILE@:@LINE_OF:tmem_alloc<kCtaGroup, kTmemColumns>(&smem.tmem_base);@: tcgen05\.alloc\.cta_group::2 of 512 columns in CTA \([23],0,0\) \[cluster rank [01]\], which the launch places on SM [01] beside CTA \([01],0,0\) \[cluster rank [01]\] of another cluster \(shared memory and threads let 2 CTAs reside on an SM at once\)]=])

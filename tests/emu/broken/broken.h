@@ -57,6 +57,10 @@ Status write_outside_d(const Problem& p);                    // a store one row 
 Status cta_pair_ok(const Problem& p);                        // the working cta_group::2 kernel (control)
 Status cta_pair_n128_ok(const Problem& p);                   // the same at M256 N128: 64 rows of B per CTA
 Status pair_load_own_barrier(const Problem& p);  // the pair's TMA loads credit each CTA's own barrier (no mapa)
+Status pair_alloc_other_warp(const Problem& p);   // tcgen05.alloc.cta_group::2 from warp 0 in one CTA, warp 1 in the other
+Status pair_alloc_leader_only(const Problem& p);  // the odd CTA never executes the pair's tcgen05.alloc
+Status pair_tmem_fits(const Problem& p);          // two co-resident pairs of 256 TMEM columns each (control)
+Status pair_tmem_contention(const Problem& p);    // two co-resident pairs of 512 columns each: per SM, too many
 Status cluster_sync_diverged(const Problem& p);     // lane 0 waits alone, then the warp's cluster_sync, no warp_sync
 Status cluster_sync_reconverged(const Problem& p);  // the same with the warp_sync (control)
 Status staged_relaxed_arrive(const Problem& p);  // stores published by a relaxed arrive before a TMA store

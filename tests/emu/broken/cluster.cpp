@@ -167,6 +167,27 @@ __global__ void staged_then_stored(const __grid_constant__ CUtensorMap map_d) {
   }
 }
 
+// The pair's TMEM allocation alone: warp `alloc_warp` of each CTA (or none in the odd CTA:
+// alloc_warp < 0 there) allocates kColumns with cta_group::2 between cluster barriers, then frees them.
+template <uint32_t kColumns>
+__global__ void pair_alloc_kernel(int odd_alloc_warp) {
+  uint32_t& slot = dynamic_smem<uint32_t>();
+  const int alloc_warp = cluster_ctarank() % 2 == 0 ? 0 : odd_alloc_warp;
+  cluster_sync();
+  if (warp_id() == alloc_warp) {
+    tmem_alloc<2, kColumns>(&slot);
+    tmem_relinquish_alloc_permit<2>();
+  }
+  tcgen05_fence_before_thread_sync();
+  cluster_sync();
+  tcgen05_fence_after_thread_sync();
+  const uint32_t tmem = slot;
+  tcgen05_fence_before_thread_sync();
+  cluster_sync();
+  tcgen05_fence_after_thread_sync();
+  if (warp_id() == alloc_warp) tmem_dealloc<2, kColumns>(tmem);
+}
+
 __global__ void write_tile0(__half* D) {
   if (threadIdx.x == 0) D[0] = __float2half(1.0f);
 }
@@ -249,6 +270,26 @@ Status pair_dealloc_without_cluster_sync(const Problem& p) { return pair<false, 
 Status cta_pair_ok(const Problem& p) { return pair<true, 256>(p); }
 Status cta_pair_n128_ok(const Problem& p) { return pair<true, 128>(p); }
 Status pair_load_own_barrier(const Problem& p) { return pair<true, 256, false>(p); }
+
+namespace {
+// `ctas` CTAs in clusters of two, 64 threads each, `smem` bytes of shared memory each.
+template <uint32_t kColumns>
+Status pair_alloc(int ctas, int odd_alloc_warp, size_t smem) {
+  LaunchConfig cfg;
+  cfg.grid = dim3(static_cast<unsigned>(ctas));
+  cfg.cluster = dim3(2);
+  cfg.block = dim3(64);
+  cfg.smem_bytes = smem;
+  return launch(cl::pair_alloc_kernel<kColumns>, cfg, odd_alloc_warp);
+}
+}  // namespace
+
+Status pair_alloc_other_warp(const Problem&) { return pair_alloc<256>(2, 1, 1024); }
+Status pair_alloc_leader_only(const Problem&) { return pair_alloc<256>(2, -1, 1024); }
+// Two pairs on the tests' 2 emulated SMs, shared memory for two CTAs per SM: each pair's CTAs share
+// their SMs with the other pair's.
+Status pair_tmem_fits(const Problem&) { return pair_alloc<256>(4, 0, 100 * 1024); }
+Status pair_tmem_contention(const Problem&) { return pair_alloc<512>(4, 0, 100 * 1024); }
 
 Status d_written_twice(const Problem& p) {
   LaunchConfig cfg;
