@@ -357,6 +357,40 @@ struct Tmem {
 };
 
 // ---------------------------------------------------------------------------------------------
+// Global memory between CTAs (global.cpp): what a CTA has released, per CTA of the grid (its
+// linear index): the epoch of the latest release of that CTA that is known.
+// ---------------------------------------------------------------------------------------------
+struct GClock {
+  std::vector<std::pair<int, uint64_t>> v;
+  uint64_t at(int cta) const {
+    for (const auto& [c, e] : v)
+      if (c == cta) return e;
+    return 0;
+  }
+  void raise(int cta, uint64_t e) {
+    for (auto& [c, x] : v)
+      if (c == cta) {
+        if (e > x) x = e;
+        return;
+      }
+    v.push_back({cta, e});
+  }
+  void join(const GClock& o) {
+    for (const auto& [c, e] : o.v) raise(c, e);
+  }
+  bool empty() const { return v.empty(); }
+};
+
+// An acquire by a thread of this CTA (a fence.acq_rel after an atomic read, an ld.acquire): the
+// releases it synchronises with; a thread is ordered after it when its memory clock is.
+struct GAcquire {
+  size_t slot = 0;     // the acquiring thread's Clock slot ...
+  uint64_t time = 0;   // ... and its epoch at the acquire
+  GClock clock;        // the releases acquired
+  SourceLoc loc{};
+};
+
+// ---------------------------------------------------------------------------------------------
 // Threads, CTAs, clusters.
 // ---------------------------------------------------------------------------------------------
 struct Fiber {
@@ -414,6 +448,20 @@ struct Fiber {
   bool wgmma_fenced = false;           // wgmma.fence since the last wait_group
   std::vector<uint32_t> unfenced;      // shared-memory words this thread wrote, not yet fenced
   int64_t cluster_arrived_phase = -1;  // barrier.cluster.arrive without its wait yet
+  // Global memory between CTAs (global.cpp).
+  struct OpenPages {
+    int region = 0;
+    uint32_t first = 0, count = 0;
+  };
+  std::vector<OpenPages> gopen;  // watched pages open to it
+  GClock grel;                                  // its latest release (a fence's), carried by its later atomics
+  SourceLoc grel_loc{};
+  GClock gpending;        // releases its atomic reads synchronised with, not yet acquired by a fence
+  SourceLoc gpending_loc{};
+  bool gwrote = false;    // its writes were attributed, and its clock has not yet moved past them
+  int gfail = 0;          // a read it made that breaks the rule (found in a fault handler): kind ...
+  int gfail_region = 0;   // ... region ...
+  uint32_t gfail_word = 0;  // ... and word
 
   // Asynchronous work issued by this thread.
   std::vector<std::unique_ptr<AccShadow>> acc;
@@ -486,6 +534,8 @@ struct Cta {
     WaitList waiters;
   };
   PairOp pair_ops[3];  // alloc, dealloc, relinquish
+  int gidx = 0;                 // its linear index in the grid
+  std::vector<GAcquire> gacq;   // acquires of global memory by its threads
   int sm = 0;          // the SM the launch places it on (TMEM is per SM: Emu::sm_tmem)
   int wave = 0;        // ... in this wave of resident CTAs
   uint32_t tmem_peak = 0;  // the most TMEM columns it held at once
@@ -557,6 +607,7 @@ struct Emu {
 
   uint64_t rand();
   uint64_t next_epoch() { return ++epoch; }
+  uint64_t polls = 0;  // acquire loads and atomics in a row with nothing else in between (a spin)
 };
 
 // Occupancy: the CTAs of `threads` threads and `smem_bytes` of dynamic shared memory that fit on
@@ -644,6 +695,18 @@ Issue issue_of(Fiber* f, const char* what);
 void mbarrier_arrive_on(Cta& cta, uint32_t off, const char* what, const Issue* issue = nullptr, bool relaxed = false);
 void mbarrier_complete_tx(Cta& cta, uint32_t off, uint32_t bytes, uint64_t phase_at_issue, const Issue& issue);
 std::string barrier_name(Cta& cta, uint32_t off);
+
+// Global memory between CTAs (global.cpp): the watched regions are armed at a launch's start and
+// disarmed at its end (returns a failure message, or empty); a thread's open pages are closed (its
+// writes attributed) by track_writes; a read it made that broke the rule is raised at its next
+// emulated instruction.
+void global_launch_begin(Emu& e);
+std::string global_launch_end(Emu& e, bool ok);
+void track_global(Fiber* f);
+void raise_global_failure(Fiber* f);
+// Lets the other threads run (a spin on global memory is a scheduling point).
+void yield_fiber(Fiber* f);
+Emu* emu_if_any();
 
 // Exit checks.
 void check_thread_exit(Fiber* f);

@@ -148,11 +148,15 @@ void fail_loc(const SourceLoc& loc, const Fiber* who, const std::string& rule, c
 
 Fiber* enter(const SourceLoc& loc, const char* op) {
   Fiber* f = self();
+  if (f->gfail) raise_global_failure(f);  // a read of global memory since its last instruction broke a rule
   f->loc = loc;
   f->op = op;
   f->tracked = false;  // kernel code ran since the last emulated instruction
+  g_emu->polls = 0;
   return f;
 }
+
+Emu* emu_if_any() { return g_emu; }
 
 // ---------------------------------------------------------------------------------------------
 // Happens-before.
@@ -491,6 +495,17 @@ void block(const Wait& w) {
   f->wait = Wait{};
 }
 
+void yield_fiber(Fiber* f) {
+  Emu& e = emu();
+  if (e.runnable.empty() && e.active.empty()) return;  // nothing else could run
+  track_writes(f);
+  f->state = Fiber::State::runnable;
+  e.runnable.push_back(f);
+  ++e.stats.switches;
+  switch_to_scheduler(f);
+  if (e.aborting) throw Abort{};
+}
+
 void wake(Fiber* f) {
   if (f->state != Fiber::State::blocked) return;
   f->state = Fiber::State::runnable;
@@ -750,6 +765,7 @@ void* dynamic_smem_base(size_t alignment, size_t bytes) {
 void track_writes(Fiber* f) {
   if (f->tracked) return;
   f->tracked = true;
+  if (!f->gopen.empty() || f->gwrote) track_global(f);
   Cta& c = *f->cta;
   if (std::memcmp(c.smem, c.shadow.data(), c.size) == 0) return;
   const uint64_t ep = tick(f);
@@ -834,20 +850,6 @@ void check_unchanged(Cta& c, const std::vector<uint32_t>& words, uint64_t since,
                (c.unfenced[w] >= 0 ? " (by thread " + std::to_string(c.unfenced[w]) + ")" : " (by a TMA load)") +
                ": a wait for its completion (wait_group, or the mbarrier its commit arrives on) is missing before "
                "the buffer is reused");
-}
-
-// ---------------------------------------------------------------------------------------------
-// Global memory at GPU scope (common/global_memory.cuh). One fiber runs at a time and the clusters
-// of a grid run one after another, so global memory is sequentially consistent here: the fence
-// has nothing left to order and the atomic cannot be interleaved. A missing fence is not caught.
-// ---------------------------------------------------------------------------------------------
-void fence_acq_rel_gpu(SourceLoc loc) { enter(loc, "fence.acq_rel.gpu"); }
-
-uint32_t atomic_add_gpu(uint32_t* counter, uint32_t value, SourceLoc loc) {
-  enter(loc, "atom.add.u32");
-  const uint32_t old = *counter;
-  *counter = old + value;
-  return old;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1065,7 +1067,9 @@ namespace {
 
 void thread_exit(Fiber* f) {
   f->tracked = false;  // the kernel body just returned
+  f->op = "exit";
   track_writes(f);
+  if (f->gfail) raise_global_failure(f);
   check_thread_exit(f);
   Cta& c = *f->cta;
   Cluster& cl = *c.cluster;
@@ -1469,10 +1473,24 @@ Status launch_grid(const LaunchConfig& cfg, void (*body)(void*), void* ctx) {
   Status status;
   try {
     const dim3 nclusters(cfg.grid.x / cfg.cluster.x, cfg.grid.y / cfg.cluster.y, cfg.grid.z / cfg.cluster.z);
-    int64_t cluster_index = 0;
-    for (uint32_t cz = 0; cz < nclusters.z; ++cz)
-      for (uint32_t cy = 0; cy < nclusters.y; ++cy)
-        for (uint32_t cx = 0; cx < nclusters.x; ++cx, ++cluster_index) {
+    // The clusters run one after another, in an order drawn from the seed: nothing orders the CTAs
+    // of a grid on hardware, and a kernel that assumes an order (the last part of a split tile
+    // finishing last) must not pass by the emulator's.
+    const int64_t ncl = int64_t{nclusters.x} * nclusters.y * nclusters.z;
+    std::vector<int64_t> order(static_cast<size_t>(ncl));
+    for (int64_t i = 0; i < ncl; ++i) order[static_cast<size_t>(i)] = i;
+    uint64_t shuffle = g_options.seed ^ 0x5DEECE66Dull;
+    for (int64_t i = ncl - 1; i > 0; --i) {
+      shuffle = shuffle * 6364136223846793005ull + 1442695040888963407ull;
+      std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>((shuffle >> 33) % static_cast<uint64_t>(i + 1))]);
+    }
+    global_launch_begin(e);
+    for (const int64_t cluster_index : order) {
+      {
+        const uint32_t cx = static_cast<uint32_t>(cluster_index % nclusters.x);
+        const uint32_t cy = static_cast<uint32_t>((cluster_index / nclusters.x) % nclusters.y);
+        const uint32_t cz = static_cast<uint32_t>(cluster_index / (int64_t{nclusters.x} * nclusters.y));
+        {
           Cluster cl;
           cl.dims = cfg.cluster;
           e.cluster = &cl;
@@ -1485,6 +1503,7 @@ Status launch_grid(const LaunchConfig& cfg, void (*body)(void*), void* ctx) {
                 c->cluster = &cl;
                 c->rank = static_cast<int>(x + cfg.cluster.x * (y + cfg.cluster.y * z));
                 c->idx = dim3(cx * cfg.cluster.x + x, cy * cfg.cluster.y + y, cz * cfg.cluster.z + z);
+                c->gidx = static_cast<int>(c->idx.x + cfg.grid.x * (c->idx.y + cfg.grid.y * c->idx.z));
                 c->nthreads = static_cast<int>(threads);
                 {
                   // Where the hardware could place it: resident CTAs fill the SMs wave by wave, the
@@ -1563,9 +1582,14 @@ Status launch_grid(const LaunchConfig& cfg, void (*body)(void*), void* ctx) {
               cl.ctas.front()->name() + (cl.ctas.size() > 1 ? " (cluster " + std::to_string(cluster_index) + ")" : ""));
           e.cluster = nullptr;
         }
+      }
+    }
   } catch (const Failure& x) {
     status = Status::failure("emulator: " + x.message + "\n  replay: --emu-seed " + std::to_string(g_options.seed));
   }
+  const std::string global = global_launch_end(e, status.ok());
+  if (status.ok() && !global.empty())
+    status = Status::failure("emulator: " + global + "\n  replay: --emu-seed " + std::to_string(g_options.seed));
   watch_end();
   for (SmemBuffer& b : buffers) std::free(b.p);
   free_pool(e);
@@ -1585,10 +1609,6 @@ void named_barrier_sync(uint32_t id, uint32_t num_threads, SourceLoc loc) {
   emu::named_barrier_sync(id, num_threads, loc);
 }
 bool elect_one_sync(SourceLoc loc) { return emu::elect_one_sync(loc); }
-void fence_acq_rel_gpu(SourceLoc loc) { emu::fence_acq_rel_gpu(loc); }
-uint32_t atomic_add_gpu(uint32_t* counter, uint32_t value, SourceLoc loc) {
-  return emu::atomic_add_gpu(counter, value, loc);
-}
 void warp_sync(SourceLoc loc) { emu::warp_sync(loc); }
 uint32_t shfl_broadcast(uint32_t value, int src_lane, SourceLoc loc) {
   return emu::shfl_broadcast(value, src_lane, loc);

@@ -331,4 +331,42 @@ gemm_add_step_variant(step10_blackwell_two_ctas_per_sm STEP 10 TRACK blackwell
   REPLACE [=[constexpr int kStages = 4;]=] WITH [=[constexpr int kStages = 1;]=]
   REPLACE [=[static_assert(sizeof(SharedStorage) > kSmemLimit / 2, "one CTA per SM: no other CTA pair shares this pair's TMEM");]=]
   WITH [=[/* variant: no static_assert pinning one CTA per SM */]=]
-  EXPECT [=[^emulator: TMEM contention between co-resident CTAs: @FILE@:@LINE_OF:tmem_alloc<kCtaGroup, kTmemColumns>(&smem.tmem_base);@: tcgen05\.alloc\.cta_group::2 of 512 columns in CTA \([23],0,0\) \[cluster rank [01]\], which the launch places on SM [01] beside CTA \([01],0,0\) \[cluster rank [01]\] of another cluster \(shared memory and threads let 2 CTAs reside on an SM at once\)]=])
+  EXPECT [=[^emulator: TMEM contention between co-resident CTAs: @FILE@:@LINE_OF:tmem_alloc<kCtaGroup, kTmemColumns>(&smem.tmem_base);@: tcgen05\.alloc\.cta_group::2 of 512 columns in CTA \([0-3],0,0\) \[cluster rank [01]\], which the launch places on SM [01] beside CTA \([0-3],0,0\) \[cluster rank [01]\] of another cluster \(shared memory and threads let 2 CTAs reside on an SM at once\)]=])
+
+# --- Step 11: the split of the last wave through global memory ------------------------------------
+# The parts of a split tile meet in scratch (common/scratch.h): each stores its partial sum, then
+# thread 0 of its warpgroup takes a ticket between two fence.acq_rel.gpu. The emulator lets a CTA
+# read another's writes only through a release of the writer's CTA that the signal (the ticket)
+# carries and an acquire of the reader's CTA after it. At 200x256x1536 on 4 SMs the one tile is
+# split in two parts, run by the two clusters one after the other in a seeded order: the part that
+# takes the last ticket reads the other's slot.
+set(split_shape SHAPE 200x256x1536 SMS 4)
+# The release fence before the ticket dropped: the writer's later fence (the acquire after its
+# ticket) does release the slot, but after the ticket, which so carries nothing.
+foreach(track hopper blackwell)
+  if(track STREQUAL "hopper")
+    set(c "c")
+  else()
+    set(c "consumer")
+  endif()
+  gemm_add_step_variant(step11_${track}_no_release_before_ticket STEP 11 TRACK ${track} ${split_shape}
+    REPLACE "    fence_acq_rel_gpu();\n    smem.ticket[${c}] = atomic_add_gpu(ticket, 1);"
+    WITH "    /* variant: no release before the ticket */\n    smem.ticket[${c}] = atomic_add_gpu(ticket, 1);"
+    EXPECT [=[^emulator: global memory read without release/acquire: @FILE@:[0-9]+: a load of global memory by CTA \([0-9]+,0,0\) .* reads 0x[0-9a-f]+ \(scratch data, word [0-9]+\), which CTA \([0-9]+,0,0\) thread [0-9]+ wrote in this launch \(before its [^)]* at @FILE@:[0-9]+\) and released at its fence\.acq_rel\.gpu at @FILE@:@LINE+2@ .*but no acquire of CTA .* synchronises with that release: the release must come before the signal]=])
+endforeach()
+# The acquire fence after the ticket dropped: the ticket's atomic read the other part's release,
+# but nothing acquires it.
+gemm_add_step_variant(step11_hopper_no_acquire_after_ticket STEP 11 TRACK hopper ${split_shape}
+  REPLACE [=[    smem.ticket[c] = atomic_add_gpu(ticket, 1);
+    fence_acq_rel_gpu();]=]
+  WITH [=[    smem.ticket[c] = atomic_add_gpu(ticket, 1);
+    /* variant: no acquire after the ticket */]=]
+  EXPECT [=[^emulator: global memory read without release/acquire: @FILE@:[0-9]+: a load of global memory .* reads 0x[0-9a-f]+ \(scratch data, word [0-9]+\), which CTA \([0-9]+,0,0\) thread [0-9]+ wrote in this launch .* and released at its fence\.acq_rel\.gpu at @FILE@:@LINE-1@ .*'s atomic at @FILE@:@LINE@ read a value that release reached, and no fence\.acq_rel\.gpu followed it]=])
+# The wrong part taken for the last one: the part with the highest index instead of the part that
+# took the last ticket. When that part runs first, it reads the other part's slot before anything
+# wrote it; seeds 1, 2 and 4 order the two clusters so (seed 3 runs them the other way round, where
+# the wrong choice happens to be right and D is too).
+gemm_add_step_variant(step11_hopper_wrong_last_part STEP 11 TRACK hopper ${split_shape} SEEDS 1 2 4
+  REPLACE [=[if (smem.ticket[c] != static_cast<uint32_t>(item.parts - 1)) return false;]=]
+  WITH [=[if (item.part != item.parts - 1) return false;]=]
+  EXPECT [=[^emulator: global memory read of data no thread wrote: @FILE@:[0-9]+: a load of global memory .* reads 0x[0-9a-f]+ \(scratch data, word [0-9]+\), which no thread has written in this launch]=])

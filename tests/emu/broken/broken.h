@@ -65,6 +65,18 @@ Status cluster_sync_diverged(const Problem& p);     // lane 0 waits alone, then 
 Status cluster_sync_reconverged(const Problem& p);  // the same with the warp_sync (control)
 Status staged_relaxed_arrive(const Problem& p);  // stores published by a relaxed arrive before a TMA store
 Status staged_release_arrive(const Problem& p);  // the same with a release arrive (control)
+// Global memory between CTAs: CTA 0 of a 2-CTA cluster writes data and raises a flag in scratch
+// (common/scratch.h), CTA 1 waits for it and reads the data.
+enum class FlagProtocol {
+  release_store,           // st.release / ld.acquire (works)
+  fence_atomic,            // fence.acq_rel + atomic / atomic + fence.acq_rel (works)
+  plain_store,             // the flag raised with a plain store: no release
+  atomic_without_release,  // the writer's atomic with no fence before it
+  atomic_without_acquire,  // the reader's atomic with no fence after it
+  never_written,           // the flag raised, the data never written
+};
+Status flag_protocol(FlagProtocol protocol, const Problem& p);
+Status counter_left_nonzero(const Problem& p);  // a scratch counter incremented and never reset
 Status setmaxnreg_pool(const Problem& p);    // a producer lowers its registers, a consumer raises its (control)
 Status setmaxnreg_no_dec(const Problem& p);  // the consumer's setmaxnreg.inc with no .dec to feed the pool
 
