@@ -1,9 +1,9 @@
 // The functional emulator's internals, shared by its .cpp files (not a public header).
 //
-// One OS thread runs everything. A launch runs the grid cluster by cluster; a cluster's CTAs run
-// together, each thread a fiber (glibc ucontext). Fibers run until they block (a barrier, a warp
-// or warpgroup collective, an mbarrier wait, a wait for asynchronous work) and the scheduler picks
-// the next runnable fiber at random (seeded). Asynchronous operations (TMA copies, wgmma groups,
+// One OS thread runs everything. A launch runs the grid cluster by cluster, in an order drawn from
+// the seed; a cluster's CTAs run together, each thread a fiber (glibc ucontext). Fibers run until
+// they block (a barrier, a warp or warpgroup collective, an mbarrier wait, a wait for asynchronous
+// work) and the scheduler picks the next runnable fiber at random (seeded). Asynchronous operations (TMA copies, wgmma groups,
 // tcgen05.mma and commit, bulk stores) wait in queues and complete at random scheduler steps, in
 // the order the PTX ISA guarantees within each queue; when every fiber waits they are completed
 // one by one, and when nothing is left to complete the kernel is deadlocked.
