@@ -384,9 +384,9 @@ struct GClock {
 // An acquire by a thread of this CTA (a fence.acq_rel after an atomic read, an ld.acquire): the
 // releases it synchronises with; a thread is ordered after it when its memory clock is.
 struct GAcquire {
-  size_t slot = 0;     // the acquiring thread's Clock slot ...
-  uint64_t time = 0;   // ... and its epoch at the acquire
-  GClock clock;        // the releases acquired
+  size_t slot = 0;    // the acquiring thread's Clock slot ...
+  uint64_t time = 0;  // ... and its epoch at the acquire
+  GClock clock;       // the releases acquired
   SourceLoc loc{};
 };
 
@@ -454,13 +454,13 @@ struct Fiber {
     uint32_t first = 0, count = 0;
   };
   std::vector<OpenPages> gopen;  // watched pages open to it
-  GClock grel;                                  // its latest release (a fence's), carried by its later atomics
+  GClock grel;                   // its latest release (a fence's), carried by its later atomics
   SourceLoc grel_loc{};
-  GClock gpending;        // releases its atomic reads synchronised with, not yet acquired by a fence
+  GClock gpending;  // releases its atomic reads synchronised with, not yet acquired by a fence
   SourceLoc gpending_loc{};
-  bool gwrote = false;    // its writes were attributed, and its clock has not yet moved past them
-  int gfail = 0;          // a read it made that breaks the rule (found in a fault handler): kind ...
-  int gfail_region = 0;   // ... region ...
+  bool gwrote = false;      // its writes were attributed, and its clock has not yet moved past them
+  int gfail = 0;            // a read it made that breaks the rule (found in a fault handler): kind ...
+  int gfail_region = 0;     // ... region ...
   uint32_t gfail_word = 0;  // ... and word
 
   // Asynchronous work issued by this thread.
@@ -533,12 +533,12 @@ struct Cta {
     PairRecord rec[2];  // by rank in the pair
     WaitList waiters;
   };
-  PairOp pair_ops[3];  // alloc, dealloc, relinquish
-  int gidx = 0;                 // its linear index in the grid
-  std::vector<GAcquire> gacq;   // acquires of global memory by its threads
-  int sm = 0;          // the SM the launch places it on (TMEM is per SM: Emu::sm_tmem)
-  int wave = 0;        // ... in this wave of resident CTAs
-  uint32_t tmem_peak = 0;  // the most TMEM columns it held at once
+  PairOp pair_ops[3];          // alloc, dealloc, relinquish
+  int gidx = 0;                // its linear index in the grid
+  std::vector<GAcquire> gacq;  // acquires of global memory by its threads
+  int sm = 0;                  // the SM the launch places it on (TMEM is per SM: Emu::sm_tmem)
+  int wave = 0;                // ... in this wave of resident CTAs
+  uint32_t tmem_peak = 0;      // the most TMEM columns it held at once
 
   uint32_t addr_of(uint32_t offset) const;  // the shared-window address of an offset
   std::string name() const;                 // "CTA (3,0,0)"
@@ -584,7 +584,7 @@ struct Emu {
   uint64_t rng_state = 0;
   uint64_t epoch = 1;
   int cta_group = 0;  // of the kernel's tcgen05 instructions, 0 until the first
-  int sm_ctas = 1;          // CTAs resident at once on one SM (shared memory, threads)
+  int sm_ctas = 1;    // CTAs resident at once on one SM (shared memory, threads)
   // TMEM is per SM: the CTAs resident on an SM at once share its 512 columns. Clusters run one
   // after another here, so co-resident CTAs are accounted, not run together: per (wave, SM), the
   // CTAs placed there that allocated TMEM, with the most columns each held at once.
@@ -595,7 +595,7 @@ struct Emu {
   };
   std::map<std::pair<int, int>, std::vector<SmTmemUse>> sm_tmem;
   int64_t cluster_index = 0;  // of the cluster running
-  int regs_per_thread = 0;  // what a thread holds at launch (setmaxnreg's pool)
+  int regs_per_thread = 0;    // what a thread holds at launch (setmaxnreg's pool)
   bool aborting = false;
   std::string failure;  // the first failure
   LaunchStats stats;

@@ -40,7 +40,7 @@ constexpr size_t kPage = 4096;
 constexpr uint64_t kNone = ~uint64_t{0};
 constexpr int kMaxRegions = 64;
 constexpr uint32_t kPoison = 0x7FBADBADu;  // fp32 NaN
-constexpr uint32_t kMaxRun = 64;            // pages opened at one fault, each way
+constexpr uint32_t kMaxRun = 64;           // pages opened at one fault, each way
 
 #if defined(__x86_64__) && defined(__linux__)
 constexpr bool kWatch = true;
@@ -61,21 +61,21 @@ struct Release {
 struct Region {
   uint8_t* base = nullptr;
   size_t bytes = 0;
-  bool defined = false;           // contents defined at a launch (counters), else unspecified (data)
+  bool defined = false;               // contents defined at a launch (counters), else unspecified (data)
   std::atomic<void*> owner{nullptr};  // the launch (LaunchState) that armed it
   // The launch's view, per 4-byte word.
-  std::vector<uint32_t> shadow;   // the contents as last attributed
-  std::vector<uint32_t> at_start; // a defined region's contents when the launch started
-  std::vector<uint8_t> written;   // written in this launch
-  std::vector<uint8_t> strong;    // ... last by an atomic or release store
+  std::vector<uint32_t> shadow;    // the contents as last attributed
+  std::vector<uint32_t> at_start;  // a defined region's contents when the launch started
+  std::vector<uint8_t> written;    // written in this launch
+  std::vector<uint8_t> strong;     // ... last by an atomic or release store
   std::vector<int32_t> writer_cta, writer_tid;
-  std::vector<uint64_t> wepoch;   // the writer's epoch: ordered after its write is vc[writer] >= wepoch
-  std::vector<uint64_t> released; // epoch of the release of its CTA that covers it (kNone: none)
-  std::vector<int32_t> release;   // ... its index in LaunchState::releases
-  std::vector<SourceLoc> wloc;    // the writer's last emulated instruction before the write
+  std::vector<uint64_t> wepoch;    // the writer's epoch: ordered after its write is vc[writer] >= wepoch
+  std::vector<uint64_t> released;  // epoch of the release of its CTA that covers it (kNone: none)
+  std::vector<int32_t> release;    // ... its index in LaunchState::releases
+  std::vector<SourceLoc> wloc;     // the writer's last emulated instruction before the write
   std::vector<const char*> wop;
-  std::vector<uint8_t> wfound;    // the write was found at wloc (it came before), else it came after
-  std::vector<uint8_t> open;      // per page: open to the running thread
+  std::vector<uint8_t> wfound;  // the write was found at wloc (it came before), else it came after
+  std::vector<uint8_t> open;    // per page: open to the running thread
   // Per page, to decide whether it may be opened without looking at every word: its words written
   // in this launch, the one CTA that wrote them (-1 none, -2 several), how many of them no release
   // covers yet, and the latest release that covers one.
@@ -122,9 +122,7 @@ int find_region(const LaunchState& L, uintptr_t a) {
   return -1;
 }
 
-void protect(Region& r, uint32_t page, int prot) {
-  mprotect(r.base + static_cast<size_t>(page) * kPage, kPage, prot);
-}
+void protect(Region& r, uint32_t page, int prot) { mprotect(r.base + static_cast<size_t>(page) * kPage, kPage, prot); }
 
 // Whether thread f may read word w: unwritten in this launch and defined; written by its own CTA;
 // or released by the writer's CTA and acquired by an acquire of f's CTA that f is ordered after.
@@ -358,8 +356,8 @@ std::string cta_name(int gidx) {
 }
 
 std::string word_name(const Region& r, uint32_t w) {
-  return hex(reinterpret_cast<uintptr_t>(r.base) + 4ull * w) + " (scratch " +
-         (r.defined ? "counters" : "data") + ", word " + std::to_string(w) + ")";
+  return hex(reinterpret_cast<uintptr_t>(r.base) + 4ull * w) + " (scratch " + (r.defined ? "counters" : "data") +
+         ", word " + std::to_string(w) + ")";
 }
 
 // A release by f (a fence.acq_rel.gpu, st.release, red.release): every write of its CTA that f
@@ -525,13 +523,14 @@ std::string global_launch_end(Emu& e, bool ok) {
     if (ok && failure.empty() && r.defined)
       for (uint32_t w = 0; w < r.words(); ++w)
         if (r.mem()[w] != 0) {
-          failure = "scratch counter left non-zero: the launch ends with the counter at " + word_name(r, w) + " at " +
-                    std::to_string(r.mem()[w]) +
-                    (r.written[w] ? ", last written by " + cta_name(r.writer_cta[w]) + " thread " +
-                                        std::to_string(r.writer_tid[w]) + " (" + r.wop[w] + " at " + where(r.wloc[w]) + ")"
-                                  : std::string()) +
-                    ": a kernel must leave the scratch counters zero for the next launch (common/scratch.h); a "
-                    "ticket taken after the part that reset it (the last part chosen wrongly?)";
+          failure =
+              "scratch counter left non-zero: the launch ends with the counter at " + word_name(r, w) + " at " +
+              std::to_string(r.mem()[w]) +
+              (r.written[w] ? ", last written by " + cta_name(r.writer_cta[w]) + " thread " +
+                                  std::to_string(r.writer_tid[w]) + " (" + r.wop[w] + " at " + where(r.wloc[w]) + ")"
+                            : std::string()) +
+              ": a kernel must leave the scratch counters zero for the next launch (common/scratch.h); a "
+              "ticket taken after the part that reset it (the last part chosen wrongly?)";
           break;
         }
     r.owner.store(nullptr);
@@ -569,19 +568,23 @@ void raise_global_failure(Fiber* f) {
                            " at " + where(f->loc) + ") reads " + word_name(r, w);
   if (kind == kUninitialised)
     fail("global memory read of data no thread wrote",
-         read + ", which no thread has written in this launch: scratch data is unspecified when a launch starts "
-                "(common/scratch.h: a kernel reads only what it wrote). A part read before the part that writes it "
-                "has run (the wrong part taken for the last one)?");
+         read +
+             ", which no thread has written in this launch: scratch data is unspecified when a launch starts "
+             "(common/scratch.h: a kernel reads only what it wrote). A part read before the part that writes it "
+             "has run (the wrong part taken for the last one)?");
   const bool at_exit = std::strcmp(r.wop[w], "exit") == 0;
   std::string detail = read + ", which " + cta_name(r.writer_cta[w]) + " thread " + std::to_string(r.writer_tid[w]) +
                        " wrote in this launch (" +
                        (at_exit ? "after its last instruction, at " + where(r.wloc[w]) + ", before it exited"
-                                : (r.strong[w] ? "with " : r.wfound[w] ? "before its " : "after its ") +
+                                : (r.strong[w]   ? "with "
+                                   : r.wfound[w] ? "before its "
+                                                 : "after its ") +
                                       std::string(r.wop[w]) + " at " + where(r.wloc[w])) +
                        ")";
   if (kind == kUnreleased) {
-    detail += ", and no release of that CTA covers the write: a fence.acq_rel.gpu (or st.release, red.release) by a "
-              "thread ordered after the write must come before the signal (the atomic, the flag) this CTA reads";
+    detail +=
+        ", and no release of that CTA covers the write: a fence.acq_rel.gpu (or st.release, red.release) by a "
+        "thread ordered after the write must come before the signal (the atomic, the flag) this CTA reads";
   } else {
     const Release& rel = t_launch->releases[static_cast<size_t>(r.release[w])];
     detail += " and released at its " + std::string(rel.op) + " at " + where(rel.loc) + " (thread " +
@@ -597,9 +600,10 @@ void raise_global_failure(Fiber* f) {
                 " read a value that release reached, and no fence.acq_rel.gpu followed it (the acquire after the "
                 "atomic is missing)";
     else
-      detail += ": the release must come before the signal the reader reads (the fence before the atomic, the "
-                "release store), and the reader must acquire after reading it (a fence.acq_rel.gpu after the atomic, "
-                "or ld.acquire), then a barrier to the threads that read";
+      detail +=
+          ": the release must come before the signal the reader reads (the fence before the atomic, the "
+          "release store), and the reader must acquire after reading it (a fence.acq_rel.gpu after the atomic, "
+          "or ld.acquire), then a barrier to the threads that read";
   }
   fail("global memory read without release/acquire", detail);
 }

@@ -1003,7 +1003,8 @@ void cluster_wait(SourceLoc loc) {
   Cluster& cl = *emu().cluster;
   if (f->cluster_arrived_phase < 0)
     fail("cluster barrier", "barrier.cluster.wait without a barrier.cluster.arrive before it");
-  check_aligned_cluster(f, cl, 1, static_cast<uint64_t>(f->cluster_arrived_phase), "barrier.cluster.wait.acquire.aligned");
+  check_aligned_cluster(f, cl, 1, static_cast<uint64_t>(f->cluster_arrived_phase),
+                        "barrier.cluster.wait.acquire.aligned");
   Wait w;
   w.kind = WaitKind::cluster;
   w.what = "barrier.cluster.wait";
@@ -1482,7 +1483,8 @@ Status launch_grid(const LaunchConfig& cfg, void (*body)(void*), void* ctx) {
     uint64_t shuffle = g_options.seed ^ 0x5DEECE66Dull;
     for (int64_t i = ncl - 1; i > 0; --i) {
       shuffle = shuffle * 6364136223846793005ull + 1442695040888963407ull;
-      std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>((shuffle >> 33) % static_cast<uint64_t>(i + 1))]);
+      std::swap(order[static_cast<size_t>(i)],
+                order[static_cast<size_t>((shuffle >> 33) % static_cast<uint64_t>(i + 1))]);
     }
     global_launch_begin(e);
     for (const int64_t cluster_index : order) {

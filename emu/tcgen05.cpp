@@ -148,8 +148,7 @@ const char* const kPairOpNames[3] = {"tcgen05.alloc.cta_group::2", "tcgen05.deal
 // calling thread's CTA (its lanes in rec.members): waits until the other CTA of the pair has reached
 // it too, and then the second to arrive checks that both executed the same instruction alike and
 // runs `exec(rec of the even CTA, rec of the odd CTA)` for both.
-void pair_op(int op, Cta& c, Cta::PairRecord rec,
-             const std::function<void(Cta::PairRecord&, Cta::PairRecord&)>& exec) {
+void pair_op(int op, Cta& c, Cta::PairRecord rec, const std::function<void(Cta::PairRecord&, Cta::PairRecord&)>& exec) {
   const char* what = kPairOpNames[op];
   Cluster& cl = *c.cluster;
   const uint32_t even = static_cast<uint32_t>(c.rank) & ~1u;
@@ -185,7 +184,8 @@ void pair_op(int op, Cta& c, Cta::PairRecord rec,
   const std::string who0 = leader.name() + " warp " + std::to_string(a.warp) + " at " + where(a.loc);
   const std::string who1 = cta_of_rank(even + 1).name() + " warp " + std::to_string(b.warp) + " at " + where(b.loc);
   std::string diff;
-  if (a.warp != b.warp) diff = "from warp " + std::to_string(a.warp) + " in one CTA and warp " + std::to_string(b.warp) + " in the other";
+  if (a.warp != b.warp)
+    diff = "from warp " + std::to_string(a.warp) + " in one CTA and warp " + std::to_string(b.warp) + " in the other";
   else if (op == 0 && a.slot != b.slot)
     diff = "writing the address to shared offset " + hex(a.slot) + " in one CTA and " + hex(b.slot) + " in the other";
   else if (op != 2 && a.ncols != b.ncols)
@@ -236,15 +236,17 @@ void account_sm_tmem(Cta& c, int cta_group, const char* what) {
     for (const Emu::SmTmemUse& u : uses)
       if (u.cluster != e.cluster_index && u.peak + held > static_cast<uint32_t>(Tmem::kCols))
         fail("TMEM contention between co-resident CTAs",
-             std::string(what) + " of " + std::to_string(held) + " columns in " + name + ", which the launch places on SM " +
-                 std::to_string(c.sm) + " beside " + u.cta + " of another cluster (shared memory and threads let " +
-                 std::to_string(e.sm_ctas) + " CTAs reside on an SM at once), which holds up to " +
-                 std::to_string(u.peak) + " of the SM's " + std::to_string(Tmem::kCols) +
+             std::string(what) + " of " + std::to_string(held) + " columns in " + name +
+                 ", which the launch places on SM " + std::to_string(c.sm) + " beside " + u.cta +
+                 " of another cluster (shared memory and threads let " + std::to_string(e.sm_ctas) +
+                 " CTAs reside on an SM at once), which holds up to " + std::to_string(u.peak) + " of the SM's " +
+                 std::to_string(Tmem::kCols) +
                  " TMEM columns while it runs: this pair's allocation waits until that CTA frees them, and two "
                  "pairs that each hold one SM's columns while waiting for the other's deadlock. TMEM is per SM: "
                  "keep one CTA per SM (shared memory above half an SM's, as steps 9-11 assert), or allocate "
                  "at most 512 / CTAs per SM");
-  auto it = std::find_if(uses.begin(), uses.end(), [&](const Emu::SmTmemUse& u) { return u.cta == name && u.cluster == e.cluster_index; });
+  auto it = std::find_if(uses.begin(), uses.end(),
+                         [&](const Emu::SmTmemUse& u) { return u.cta == name && u.cluster == e.cluster_index; });
   if (it == uses.end()) uses.push_back({name, e.cluster_index, c.tmem_peak});
   else it->peak = c.tmem_peak;
 }
@@ -361,30 +363,31 @@ void tmem_alloc_n(int cta_group, uint32_t* slot, uint32_t num_columns, SourceLoc
   f->carg[1] = num_columns;
   Wait w;
   w.what = what;
-  collective(c.warp_coll[f->warp], whole_warp(f, what), what, w, [&c, f, cta_group, num_columns, what, loc](std::vector<Fiber*>& all) {
-    check_warp_operands(f, all, what);
-    if (num_columns < 32 || num_columns > 512 || (num_columns & (num_columns - 1)) != 0)
-      fail("TMEM allocation", std::string(what) + " of " + std::to_string(num_columns) +
-                                  " columns: the count must be a power of 2 from 32 to 512");
-    const uint32_t slot_off = static_cast<uint32_t>(all.front()->carg[0]);
-    if (cta_group == 1) {
-      allocate({&c}, {slot_off}, num_columns, all, cta_group, what);
-      return;
-    }
-    Cta::PairRecord r;
-    r.warp = all.front()->warp;
-    r.slot = slot_off;
-    r.ncols = num_columns;
-    r.loc = loc;
-    r.members = all;
-    pair_op(0, c, r, [&c, cta_group, what](Cta::PairRecord& a, Cta::PairRecord& b) {
-      Cta& even = cta_of_rank(static_cast<uint32_t>(c.rank) & ~1u);
-      Cta& odd = cta_of_rank((static_cast<uint32_t>(c.rank) & ~1u) + 1);
-      std::vector<Fiber*> members = a.members;
-      members.insert(members.end(), b.members.begin(), b.members.end());
-      allocate({&even, &odd}, {a.slot, b.slot}, a.ncols, members, cta_group, what);
-    });
-  });
+  collective(c.warp_coll[f->warp], whole_warp(f, what), what, w,
+             [&c, f, cta_group, num_columns, what, loc](std::vector<Fiber*>& all) {
+               check_warp_operands(f, all, what);
+               if (num_columns < 32 || num_columns > 512 || (num_columns & (num_columns - 1)) != 0)
+                 fail("TMEM allocation", std::string(what) + " of " + std::to_string(num_columns) +
+                                             " columns: the count must be a power of 2 from 32 to 512");
+               const uint32_t slot_off = static_cast<uint32_t>(all.front()->carg[0]);
+               if (cta_group == 1) {
+                 allocate({&c}, {slot_off}, num_columns, all, cta_group, what);
+                 return;
+               }
+               Cta::PairRecord r;
+               r.warp = all.front()->warp;
+               r.slot = slot_off;
+               r.ncols = num_columns;
+               r.loc = loc;
+               r.members = all;
+               pair_op(0, c, r, [&c, cta_group, what](Cta::PairRecord& a, Cta::PairRecord& b) {
+                 Cta& even = cta_of_rank(static_cast<uint32_t>(c.rank) & ~1u);
+                 Cta& odd = cta_of_rank((static_cast<uint32_t>(c.rank) & ~1u) + 1);
+                 std::vector<Fiber*> members = a.members;
+                 members.insert(members.end(), b.members.begin(), b.members.end());
+                 allocate({&even, &odd}, {a.slot, b.slot}, a.ncols, members, cta_group, what);
+               });
+             });
 }
 
 void tmem_dealloc_n(int cta_group, uint32_t taddr, uint32_t num_columns, SourceLoc loc) {
@@ -396,31 +399,33 @@ void tmem_dealloc_n(int cta_group, uint32_t taddr, uint32_t num_columns, SourceL
   f->carg[1] = num_columns;
   Wait w;
   w.what = what;
-  collective(c.warp_coll[f->warp], whole_warp(f, what), what, w, [&c, f, cta_group, taddr, num_columns, what, loc](std::vector<Fiber*>& all) {
-    check_warp_operands(f, all, what);
-    if (cta_group == 1) {
-      deallocate({&c}, taddr, num_columns, all, cta_group);
-      return;
-    }
-    Cta::PairRecord r;
-    r.warp = all.front()->warp;
-    r.ncols = num_columns;
-    r.taddr = taddr;
-    r.loc = loc;
-    r.members = all;
-    pair_op(1, c, r, [&c, cta_group](Cta::PairRecord& a, Cta::PairRecord& b) {
-      Cta& even = cta_of_rank(static_cast<uint32_t>(c.rank) & ~1u);
-      Cta& odd = cta_of_rank((static_cast<uint32_t>(c.rank) & ~1u) + 1);
-      std::vector<Fiber*> members = a.members;
-      members.insert(members.end(), b.members.begin(), b.members.end());
-      deallocate({&even, &odd}, a.taddr, a.ncols, members, cta_group);
-    });
-  });
+  collective(c.warp_coll[f->warp], whole_warp(f, what), what, w,
+             [&c, f, cta_group, taddr, num_columns, what, loc](std::vector<Fiber*>& all) {
+               check_warp_operands(f, all, what);
+               if (cta_group == 1) {
+                 deallocate({&c}, taddr, num_columns, all, cta_group);
+                 return;
+               }
+               Cta::PairRecord r;
+               r.warp = all.front()->warp;
+               r.ncols = num_columns;
+               r.taddr = taddr;
+               r.loc = loc;
+               r.members = all;
+               pair_op(1, c, r, [&c, cta_group](Cta::PairRecord& a, Cta::PairRecord& b) {
+                 Cta& even = cta_of_rank(static_cast<uint32_t>(c.rank) & ~1u);
+                 Cta& odd = cta_of_rank((static_cast<uint32_t>(c.rank) & ~1u) + 1);
+                 std::vector<Fiber*> members = a.members;
+                 members.insert(members.end(), b.members.begin(), b.members.end());
+                 deallocate({&even, &odd}, a.taddr, a.ncols, members, cta_group);
+               });
+             });
 }
 
 void tmem_relinquish_alloc_permit_n(int cta_group, SourceLoc loc) {
   Fiber* f = enter(loc, "tcgen05.relinquish_alloc_permit");
-  const char* what = cta_group == 2 ? "tcgen05.relinquish_alloc_permit.cta_group::2" : "tcgen05.relinquish_alloc_permit";
+  const char* what =
+      cta_group == 2 ? "tcgen05.relinquish_alloc_permit.cta_group::2" : "tcgen05.relinquish_alloc_permit";
   use_cta_group(cta_group, what);
   Cta& c = *f->cta;
   f->carg[0] = 0;

@@ -101,8 +101,9 @@ void tma_load(void* smem_dst, const CUtensorMap* map, uint64_t* bar, uint32_t pa
     const uint32_t rank = (pair_bar >> 24) & 0xFu;
     if (rank >= c.cluster->ctas.size() || (rank >> 1) != (static_cast<uint32_t>(c.rank) >> 1))
       fail("cta_group::2 TMA load's mbarrier outside the CTA pair",
-           std::string(what) + ": the mbarrier address " + hex(pair_bar) + " names cluster rank " + std::to_string(rank) +
-               ", which is not " + c.name() + " or its peer: a .cta_group::2 load may complete only on a barrier "
+           std::string(what) + ": the mbarrier address " + hex(pair_bar) + " names cluster rank " +
+               std::to_string(rank) + ", which is not " + c.name() +
+               " or its peer: a .cta_group::2 load may complete only on a barrier "
                "of its own CTA pair");
     pair_cta = &cta_of_rank(rank);
     bar_off = addr_offset(*pair_cta, pair_bar, 8, what);

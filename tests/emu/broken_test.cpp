@@ -308,7 +308,8 @@ TEST(BrokenCluster, PairTmemPerSm) {
     ASSERT_FALSE(out.status.ok());
     const std::string& m = out.status.message();
     if (std::getenv("GEMM_EMU_SHOW")) std::printf("--- pair_tmem_contention\n%s\n", m.c_str());
-    EXPECT_NE(m.find("TMEM contention between co-resident CTAs: tests/emu/broken/cluster.cpp:"), std::string::npos) << m;
+    EXPECT_NE(m.find("TMEM contention between co-resident CTAs: tests/emu/broken/cluster.cpp:"), std::string::npos)
+        << m;
     // CTAs 0 and 2 share SM 0, CTAs 1 and 3 SM 1; the pair that runs second finds the other's columns.
     EXPECT_TRUE(m.find("of 512 columns in CTA (2,0,0) [cluster rank 0], which the launch places on SM 0 beside CTA "
                        "(0,0,0) [cluster rank 0] of another cluster") != std::string::npos ||
@@ -349,8 +350,8 @@ TEST(BrokenGlobal, FlagProtocolsMissingAHalf) {
        {"global memory read without release/acquire: tests/emu/broken/global.cpp:",
         "which CTA (0,0,0) thread 0 wrote in this launch", "and no release of that CTA covers the write"}},
       {broken::FlagProtocol::atomic_without_release,
-       {"global memory read without release/acquire: tests/emu/broken/global.cpp:",
-        "(scratch data, word", "which CTA (0,0,0) thread", "and no release of that CTA covers the write"}},
+       {"global memory read without release/acquire: tests/emu/broken/global.cpp:", "(scratch data, word",
+        "which CTA (0,0,0) thread", "and no release of that CTA covers the write"}},
       {broken::FlagProtocol::atomic_without_acquire,
        {"global memory read without release/acquire: tests/emu/broken/global.cpp:", "(scratch data, word",
         "and released at its fence.acq_rel.gpu at tests/emu/broken/global.cpp:",
@@ -364,8 +365,10 @@ TEST(BrokenGlobal, FlagProtocolsMissingAHalf) {
       const Outcome out = run_flag(c.protocol, seed);
       ASSERT_FALSE(out.status.ok()) << static_cast<int>(c.protocol) << " passed with seed " << seed;
       const std::string& m = out.status.message();
-      if (std::getenv("GEMM_EMU_SHOW")) std::printf("--- flag protocol %d\n%s\n", static_cast<int>(c.protocol), m.c_str());
-      for (const std::string& e : c.texts) EXPECT_NE(m.find(e), std::string::npos) << "expected \"" << e << "\" in:\n" << m;
+      if (std::getenv("GEMM_EMU_SHOW"))
+        std::printf("--- flag protocol %d\n%s\n", static_cast<int>(c.protocol), m.c_str());
+      for (const std::string& e : c.texts)
+        EXPECT_NE(m.find(e), std::string::npos) << "expected \"" << e << "\" in:\n" << m;
     }
 }
 
@@ -375,8 +378,9 @@ TEST(BrokenGlobal, CounterLeftNonZero) {
   EXPECT_NE(out.status.message().find("scratch counter left non-zero: the launch ends with the counter at "),
             std::string::npos)
       << out.status.message();
-  EXPECT_NE(out.status.message().find("last written by CTA (0,0,0) thread 0 (atom.add.u32 at tests/emu/broken/global.cpp:"),
-            std::string::npos)
+  EXPECT_NE(
+      out.status.message().find("last written by CTA (0,0,0) thread 0 (atom.add.u32 at tests/emu/broken/global.cpp:"),
+      std::string::npos)
       << out.status.message();
 }
 

@@ -92,8 +92,10 @@ __global__ void pair_kernel(const __grid_constant__ CUtensorMap map_a, const __g
       tma_load_2d_cta_pair(s.a, &map_a, &s.full, 0, static_cast<int32_t>(128 * rank));
       tma_load_2d_cta_pair(s.b, &map_b, &s.full, 0, static_cast<int32_t>(kN / 2 * rank));
     } else {
-      tma_load_2d_cta_pair_at(s.a, &map_a, smem_addr(&s.full), 0, static_cast<int32_t>(128 * rank), SourceLoc::current());
-      tma_load_2d_cta_pair_at(s.b, &map_b, smem_addr(&s.full), 0, static_cast<int32_t>(kN / 2 * rank), SourceLoc::current());
+      tma_load_2d_cta_pair_at(s.a, &map_a, smem_addr(&s.full), 0, static_cast<int32_t>(128 * rank),
+                              SourceLoc::current());
+      tma_load_2d_cta_pair_at(s.b, &map_b, smem_addr(&s.full), 0, static_cast<int32_t>(kN / 2 * rank),
+                              SourceLoc::current());
     }
   }
   if (rank == 0 && threadIdx.x == 0) {
