@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 
 #include "emu/core.h"
@@ -472,7 +473,9 @@ void global_free(void* p) {
 // A launch.
 // ---------------------------------------------------------------------------------------------
 void global_launch_begin(Emu& e) {
-  if (!kWatch) return;
+  // GEMM_EMU_UNWATCHED=1 leaves scratch unwatched: for a debugger, which the faults and the trap
+  // flag would stop at every access (gdb uses the trap flag itself).
+  if (!kWatch || std::getenv("GEMM_EMU_UNWATCHED")) return;
   auto L = std::make_unique<LaunchState>();
   L->e = &e;
   for (int i = 0; i < kMaxRegions; ++i) {
