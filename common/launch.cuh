@@ -26,6 +26,19 @@ inline Status cuda_failure(cudaError_t err, const char* what) {
   return Status::failure(std::string(what) + ": " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
 }
 
+// The launch attributes of `cfg` (at most kMaxLaunchAttributes) into `attr`; returns how many: the
+// cluster shape, when a cluster has more than one CTA. Both builds launch with them: the emulator
+// takes the cluster shape from the attribute, as the driver does.
+inline constexpr int kMaxLaunchAttributes = 1;
+inline int launch_attributes(const LaunchConfig& cfg, cudaLaunchAttribute* attr) {
+  if (cfg.cluster.x * cfg.cluster.y * cfg.cluster.z <= 1) return 0;
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = cfg.cluster.x;
+  attr[0].val.clusterDim.y = cfg.cluster.y;
+  attr[0].val.clusterDim.z = cfg.cluster.z;
+  return 1;
+}
+
 #if defined(__CUDACC__)
 
 #if GEMM_TRACE_GPU
@@ -86,15 +99,9 @@ GEMM_LAUNCH_LINKAGE Status launch(void (*kernel)(KernelArgs...), const LaunchCon
   lc.blockDim = cfg.block;
   lc.dynamicSmemBytes = cfg.smem_bytes;
   lc.stream = cfg.stream;
-  cudaLaunchAttribute attr[1]{};
-  if (cfg.cluster.x * cfg.cluster.y * cfg.cluster.z > 1) {
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = cfg.cluster.x;
-    attr[0].val.clusterDim.y = cfg.cluster.y;
-    attr[0].val.clusterDim.z = cfg.cluster.z;
-    lc.attrs = attr;
-    lc.numAttrs = 1;
-  }
+  cudaLaunchAttribute attr[kMaxLaunchAttributes]{};
+  lc.numAttrs = static_cast<unsigned>(launch_attributes(cfg, attr));
+  if (lc.numAttrs > 0) lc.attrs = attr;
   if (cudaError_t e = cudaLaunchKernelEx(&lc, kernel, std::forward<Args>(args)...); e != cudaSuccess)
     return cuda_failure(e, "kernel launch");
   return {};
@@ -111,7 +118,8 @@ namespace gemm {
 
 namespace emu {
 // The functional emulator (emu/): runs the grid of `cfg` on the CPU and returns when it is
-// done, one fiber per thread, the CTAs of a cluster together, cluster after cluster. body(ctx) is
+// done, one fiber per thread, the CTAs of a cluster together, cluster after cluster (in an order
+// drawn from the emulator's seed). body(ctx) is
 // one thread's kernel call. A failure names the rule the kernel broke, or is the deadlock report.
 Status launch_grid(const LaunchConfig& cfg, void (*body)(void*), void* ctx);
 }  // namespace emu
@@ -130,8 +138,16 @@ Status launch(void (*kernel)(KernelArgs...), const LaunchConfig& cfg, Args&&... 
     std::tuple<std::decay_t<KernelArgs>...> params;
   };
   Call call{kernel, std::tuple<std::decay_t<KernelArgs>...>(std::forward<Args>(args)...)};
+  // The cluster shape as the launch attributes give it (as cudaLaunchKernelEx takes it).
+  LaunchConfig run = cfg;
+  run.cluster = dim3(1, 1, 1);
+  cudaLaunchAttribute attr[kMaxLaunchAttributes]{};
+  const int attrs = launch_attributes(cfg, attr);
+  for (int i = 0; i < attrs; ++i)
+    if (attr[i].id == cudaLaunchAttributeClusterDimension)
+      run.cluster = dim3(attr[i].val.clusterDim.x, attr[i].val.clusterDim.y, attr[i].val.clusterDim.z);
   return emu::launch_grid(
-      cfg,
+      run,
       [](void* p) {
         Call* c = static_cast<Call*>(p);
         std::apply(c->kernel, c->params);

@@ -7,7 +7,8 @@
 //   - data: contents unspecified; a kernel writes what it reads.
 // Calls on one stream run in order, so they share the buffers safely; calls on different streams
 // get different buffers. Host-only. In the emulated build the memory is host memory, as the
-// emulator's operands are.
+// emulator's operands are, which the emulator watches: a CTA that reads another CTA's writes without
+// a release/acquire pair between them, or data no thread wrote in the launch, is reported.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -24,6 +25,14 @@
 namespace gemm {
 
 #if defined(GEMM_EMULATED)
+namespace emu {
+// Host memory the emulator watches while kernels run (emu/global.cpp): page-aligned, `bytes`
+// rounded up to whole pages, zero-filled. `defined`: its contents are defined at a launch (the
+// counters); else unspecified (the data: a kernel reads only what it wrote in the same launch).
+void* global_alloc(size_t bytes, bool defined);
+void global_free(void* p);
+}  // namespace emu
+
 // In gemm::emulated (emu/prelude.h): the GPU build defines the same inline functions with
 // other bodies, and one program links both builds.
 inline namespace emulated {
@@ -41,8 +50,8 @@ inline Status grow_scratch(cudaStream_t stream, size_t bytes, bool zero, void** 
   if (*have >= bytes) return {};
 #if defined(GEMM_EMULATED)
   (void)stream;
-  std::free(*ptr);
-  *ptr = std::calloc(1, bytes);  // zeroed either way
+  emu::global_free(*ptr);
+  *ptr = emu::global_alloc(bytes, zero);  // zeroed either way
   *have = 0;
   if (*ptr == nullptr) return Status::failure("scratch: out of host memory for " + std::to_string(bytes) + " bytes");
 #else

@@ -39,6 +39,17 @@
 
 namespace gemm {
 
+#if defined(__CUDACC__) || defined(GEMM_EMULATED)
+
+// The barrier a CTA pair's TMA loads credit (cta_group::2, tma_load_2d_cta_pair): `bar`'s offset in
+// the pair's leader, the even CTA (rank & ~1), as a shared::cluster address (mapa). Both builds
+// compute it here: the emulator credits the barrier this address names, and checks that it is the
+// leader's.
+// https://docs.nvidia.com/cuda/parallel-thread-execution/#data-movement-and-conversion-instructions-mapa
+GEMM_DEVICE uint32_t cta_pair_barrier(uint64_t* bar) { return mapa_shared(smem_addr(bar), cluster_ctarank() & ~1u); }
+
+#endif
+
 #if defined(__CUDACC__)
 
 // Prefetches the tensor map into the TMA unit's descriptor cache; one thread, once per kernel,
@@ -93,7 +104,7 @@ GEMM_DEVICE void tma_load_2d_multicast(void* smem_dst, const CUtensorMap* map, u
 
 // Blackwell CTA pair (cta_group::2, sm_100 family only): loads the 2D box at {c0, c1} into THIS
 // CTA's shared memory at `smem_dst`, but completes the bytes on the LEADER's (even CTA's, rank & ~1)
-// barrier at `bar`'s offset, addressed through `mapa` (common/cluster.cuh). So the leader's barrier
+// barrier at `bar`'s offset, addressed through `mapa` (cta_pair_barrier). So the leader's barrier
 // sees both CTAs' bytes and is the only one the MMA issuer waits on; the leader expects the bytes
 // of the pair, never of the whole cluster (docs/blackwell.md, "CTA pairs").
 // https://docs.nvidia.com/cuda/parallel-thread-execution/#data-movement-and-conversion-instructions-cp-async-bulk-tensor
@@ -101,7 +112,7 @@ GEMM_DEVICE void tma_load_2d_cta_pair(void* smem_dst, const CUtensorMap* map, ui
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2"
       " [%0], [%1, {%3, %4}], [%2];" ::"r"(smem_addr(smem_dst)),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(mapa_shared(smem_addr(bar), cluster_ctarank() & ~1u)), "r"(c0), "r"(c1)
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(cta_pair_barrier(bar)), "r"(c0), "r"(c1)
       : "memory");
   trace_record(TraceKind::tma_load, bar, trace_coords(c0, c1));
 }
@@ -165,8 +176,14 @@ void tma_load_3d(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t 
                  SourceLoc loc = SourceLoc::current());
 void tma_load_2d_multicast(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1,
                            uint16_t cta_mask, SourceLoc loc = SourceLoc::current());
-void tma_load_2d_cta_pair(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1,
-                          SourceLoc loc = SourceLoc::current());
+// The instruction itself takes the barrier's shared::cluster address, as the PTX does: the wrapper
+// computes it as the CUDA build does (cta_pair_barrier).
+void tma_load_2d_cta_pair_at(void* smem_dst, const CUtensorMap* map, uint32_t bar_addr, int32_t c0, int32_t c1,
+                             SourceLoc loc);
+inline void tma_load_2d_cta_pair(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1,
+                                 SourceLoc loc = SourceLoc::current()) {
+  tma_load_2d_cta_pair_at(smem_dst, map, cta_pair_barrier(bar), c0, c1, loc);
+}
 void tma_store_2d(const CUtensorMap* map, const void* smem_src, int32_t c0, int32_t c1,
                   SourceLoc loc = SourceLoc::current());
 void tma_store_commit_group(SourceLoc loc = SourceLoc::current());

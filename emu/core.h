@@ -1,9 +1,9 @@
 // The functional emulator's internals, shared by its .cpp files (not a public header).
 //
-// One OS thread runs everything. A launch runs the grid cluster by cluster; a cluster's CTAs run
-// together, each thread a fiber (glibc ucontext). Fibers run until they block (a barrier, a warp
-// or warpgroup collective, an mbarrier wait, a wait for asynchronous work) and the scheduler picks
-// the next runnable fiber at random (seeded). Asynchronous operations (TMA copies, wgmma groups,
+// One OS thread runs everything. A launch runs the grid cluster by cluster, in an order drawn from
+// the seed; a cluster's CTAs run together, each thread a fiber (glibc ucontext). Fibers run until
+// they block (a barrier, a warp or warpgroup collective, an mbarrier wait, a wait for asynchronous
+// work) and the scheduler picks the next runnable fiber at random (seeded). Asynchronous operations (TMA copies, wgmma groups,
 // tcgen05.mma and commit, bulk stores) wait in queues and complete at random scheduler steps, in
 // the order the PTX ISA guarantees within each queue; when every fiber waits they are completed
 // one by one, and when nothing is left to complete the kernel is deadlocked.
@@ -43,6 +43,7 @@
 #include <set>
 #include <source_location>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -124,6 +125,8 @@ enum class WaitKind {
   wgmma_wait,   // wgmma.wait_group
   bulk_wait,    // cp.async.bulk.wait_group(.read)
   tmem_alloc,   // tcgen05.alloc waiting for free columns
+  registers,    // setmaxnreg.inc waiting for the CTA's register pool
+  pair,         // a cta_group::2 alloc/dealloc/relinquish waiting for the pair's other CTA
 };
 
 struct Wait {
@@ -185,6 +188,7 @@ struct Collective {
   SourceLoc loc{};             // ... and where the first member reached it
   std::vector<Fiber*> arrived;
   int members = 0;
+  bool executing = false;  // every member arrived; the last one executes it (and may block)
   WaitList waiters;
 };
 
@@ -353,6 +357,40 @@ struct Tmem {
 };
 
 // ---------------------------------------------------------------------------------------------
+// Global memory between CTAs (global.cpp): what a CTA has released, per CTA of the grid (its
+// linear index): the epoch of the latest release of that CTA that is known.
+// ---------------------------------------------------------------------------------------------
+struct GClock {
+  std::vector<std::pair<int, uint64_t>> v;
+  uint64_t at(int cta) const {
+    for (const auto& [c, e] : v)
+      if (c == cta) return e;
+    return 0;
+  }
+  void raise(int cta, uint64_t e) {
+    for (auto& [c, x] : v)
+      if (c == cta) {
+        if (e > x) x = e;
+        return;
+      }
+    v.push_back({cta, e});
+  }
+  void join(const GClock& o) {
+    for (const auto& [c, e] : o.v) raise(c, e);
+  }
+  bool empty() const { return v.empty(); }
+};
+
+// An acquire by a thread of this CTA (a fence.acq_rel after an atomic read, an ld.acquire): the
+// releases it synchronises with; a thread is ordered after it when its memory clock is.
+struct GAcquire {
+  size_t slot = 0;    // the acquiring thread's Clock slot ...
+  uint64_t time = 0;  // ... and its epoch at the acquire
+  GClock clock;       // the releases acquired
+  SourceLoc loc{};
+};
+
+// ---------------------------------------------------------------------------------------------
 // Threads, CTAs, clusters.
 // ---------------------------------------------------------------------------------------------
 struct Fiber {
@@ -394,6 +432,8 @@ struct Fiber {
   TcKnow tc_pub;                 // what this thread's synchronisations publish: its own work and what it knows
   TcKnow tc_known;               // what it learned from other threads through synchronisations
   TcKnow tc_fenced;              // tc_known at its last tcgen05.fence::after_thread_sync
+  SourceLoc tc_learned_at[3]{};  // per TcKnow part: the synchronisation that last raised it (w, r, s)
+  const char* tc_learned_op[3] = {};
   TcUnfenced tc_own;             // its own tcgen05 work not yet fenced before a thread sync
   uint64_t tc_own_ever[2] = {};  // its own tcgen05 work, fenced or not (w, r)
   TcUnfenced tc_unf;             // other threads' unfenced tcgen05 work it learned of
@@ -408,6 +448,20 @@ struct Fiber {
   bool wgmma_fenced = false;           // wgmma.fence since the last wait_group
   std::vector<uint32_t> unfenced;      // shared-memory words this thread wrote, not yet fenced
   int64_t cluster_arrived_phase = -1;  // barrier.cluster.arrive without its wait yet
+  // Global memory between CTAs (global.cpp).
+  struct OpenPages {
+    int region = 0;
+    uint32_t first = 0, count = 0;
+  };
+  std::vector<OpenPages> gopen;  // watched pages open to it
+  GClock grel;                   // its latest release (a fence's), carried by its later atomics
+  SourceLoc grel_loc{};
+  GClock gpending;  // releases its atomic reads synchronised with, not yet acquired by a fence
+  SourceLoc gpending_loc{};
+  bool gwrote = false;      // its writes were attributed, and its clock has not yet moved past them
+  int gfail = 0;            // a read it made that breaks the rule (found in a fault handler): kind ...
+  int gfail_region = 0;     // ... region ...
+  uint32_t gfail_word = 0;  // ... and word
 
   // Asynchronous work issued by this thread.
   std::vector<std::unique_ptr<AccShadow>> acc;
@@ -458,7 +512,33 @@ struct Cta {
   std::vector<WarpState> warps;
   std::vector<WarpgroupState> wg;
   std::unique_ptr<Tmem> tmem;
-  Collective pair_coll;  // tcgen05.alloc/dealloc .cta_group::2 of this CTA's pair (leader's object)
+  // setmaxnreg: the CTA's register pool (registers no warpgroup holds) and each warpgroup's
+  // per-thread count; every thread starts with Emu::regs_per_thread.
+  int64_t regs_free = 0;
+  std::vector<int> wg_regs;
+  WaitList reg_waiters;
+  // tcgen05.alloc / dealloc / relinquish_alloc_permit .cta_group::2 of this CTA's pair (the leader's
+  // objects): one warp of each CTA executes them, together (PairOp).
+  struct PairRecord {
+    bool in = false;
+    int warp = 0;
+    uint32_t slot = 0;   // alloc: the shared-memory offset of the address it writes
+    uint32_t ncols = 0;  // alloc, dealloc
+    uint32_t taddr = 0;  // dealloc
+    SourceLoc loc{};
+    std::vector<Fiber*> members;  // the warp's threads
+  };
+  struct PairOp {
+    uint64_t generation = 0;
+    PairRecord rec[2];  // by rank in the pair
+    WaitList waiters;
+  };
+  PairOp pair_ops[3];          // alloc, dealloc, relinquish
+  int gidx = 0;                // its linear index in the grid
+  std::vector<GAcquire> gacq;  // acquires of global memory by its threads
+  int sm = 0;                  // the SM the launch places it on (TMEM is per SM: Emu::sm_tmem)
+  int wave = 0;                // ... in this wave of resident CTAs
+  uint32_t tmem_peak = 0;      // the most TMEM columns it held at once
 
   uint32_t addr_of(uint32_t offset) const;  // the shared-window address of an offset
   std::string name() const;                 // "CTA (3,0,0)"
@@ -478,6 +558,15 @@ struct Cluster {
   std::vector<TcUnfenced> unf_phase, unf_done;
   WaitList barrier_waiters;
   size_t next_slot = 0;  // the next free Clock slot (after the threads' slots)
+  // The convergence rule of the .aligned cluster barriers: per (CTA rank, warp, arrive or wait), the
+  // first lane to reach the current barrier phase, and whether it had waited on asynchronous progress
+  // since its warp's last convergence point (Fiber::async_wait).
+  struct AlignedVisit {
+    uint64_t phase = ~uint64_t{0};
+    const Fiber* first = nullptr;
+    bool waited = false;
+  };
+  std::map<std::tuple<int, int, int>, AlignedVisit> aligned;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -495,6 +584,18 @@ struct Emu {
   uint64_t rng_state = 0;
   uint64_t epoch = 1;
   int cta_group = 0;  // of the kernel's tcgen05 instructions, 0 until the first
+  int sm_ctas = 1;    // CTAs resident at once on one SM (shared memory, threads)
+  // TMEM is per SM: the CTAs resident on an SM at once share its 512 columns. Clusters run one
+  // after another here, so co-resident CTAs are accounted, not run together: per (wave, SM), the
+  // CTAs placed there that allocated TMEM, with the most columns each held at once.
+  struct SmTmemUse {
+    std::string cta;
+    int64_t cluster = 0;
+    uint32_t peak = 0;
+  };
+  std::map<std::pair<int, int>, std::vector<SmTmemUse>> sm_tmem;
+  int64_t cluster_index = 0;  // of the cluster running
+  int regs_per_thread = 0;    // what a thread holds at launch (setmaxnreg's pool)
   bool aborting = false;
   std::string failure;  // the first failure
   LaunchStats stats;
@@ -506,7 +607,14 @@ struct Emu {
 
   uint64_t rand();
   uint64_t next_epoch() { return ++epoch; }
+  uint64_t polls = 0;  // acquire loads and atomics in a row with nothing else in between (a spin)
 };
+
+// Occupancy: the CTAs of `threads` threads and `smem_bytes` of dynamic shared memory that fit on
+// one SM at once (shared memory, 1 KB reserved per CTA, 2048 threads, 32 CTAs); and the registers
+// each thread of such a CTA starts with (64K per SM shared among them, in units of 8, at most 256).
+int ctas_per_sm(int threads, size_t smem_bytes);
+int regs_at_launch(int threads, int per_sm);
 
 Emu& emu();     // the launch in progress
 Fiber* self();  // the calling emulated thread (fails outside a kernel)
@@ -531,9 +639,11 @@ void check_converged(const std::vector<Fiber*>& members, const char* what);
 uint32_t new_reader(std::unique_ptr<AsyncReader> r);
 AsyncReader& reader(uint32_t id);
 void add_reader(Cta& c, const std::vector<uint32_t>& words, int col, uint32_t id);
-// Fails if a thread with clock `vc` (or the async proxy issued by it) writes word `w` while an
-// AsyncReader reads it and vc is not ordered after that reader's observed completion.
-void check_overwrite(Cta& c, uint32_t w, const Clock& vc, const Fiber* writer, const char* op);
+// Fails if a thread with execution clock `xc` (or the async proxy issued by it) writes word `w` while
+// an AsyncReader reads it and xc is not ordered after that reader's observed completion. (A write
+// after a read needs only the read's completion ordered before it in execution: a relaxed arrival
+// that follows the wait for that completion is enough.)
+void check_overwrite(Cta& c, uint32_t w, const Clock& xc, const Fiber* writer, const char* op);
 // The unfenced tcgen05 rule, checked at after_thread_sync and at a tcgen05 operation.
 void check_tc_unfenced(Fiber* f, const char* what);
 
@@ -578,10 +688,25 @@ struct Issue {
   std::string name;  // "tcgen05.commit issued by ..."
 };
 Issue issue_of(Fiber* f, const char* what);
-// One arrival: by the current thread (issue == nullptr) or by an asynchronous operation.
-void mbarrier_arrive_on(Cta& cta, uint32_t off, const char* what, const Issue* issue = nullptr);
+// One arrival: by the current thread (issue == nullptr) or by an asynchronous operation. A thread's
+// `relaxed` arrival (mbarrier.arrive.relaxed) orders execution only: the waiters are ordered after
+// it (execution clock, tcgen05 work) but its memory clock and its shared-memory writes are not
+// published, as a release arrival's are.
+void mbarrier_arrive_on(Cta& cta, uint32_t off, const char* what, const Issue* issue = nullptr, bool relaxed = false);
 void mbarrier_complete_tx(Cta& cta, uint32_t off, uint32_t bytes, uint64_t phase_at_issue, const Issue& issue);
 std::string barrier_name(Cta& cta, uint32_t off);
+
+// Global memory between CTAs (global.cpp): the watched regions are armed at a launch's start and
+// disarmed at its end (returns a failure message, or empty); a thread's open pages are closed (its
+// writes attributed) by track_writes; a read it made that broke the rule is raised at its next
+// emulated instruction.
+void global_launch_begin(Emu& e);
+std::string global_launch_end(Emu& e, bool ok);
+void track_global(Fiber* f);
+void raise_global_failure(Fiber* f);
+// Lets the other threads run (a spin on global memory is a scheduling point).
+void yield_fiber(Fiber* f);
+Emu* emu_if_any();
 
 // Exit checks.
 void check_thread_exit(Fiber* f);

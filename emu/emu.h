@@ -2,8 +2,9 @@
 // tests set and read. Plain host C++; it does not need the prelude.
 //
 // The emulator runs the unmodified step kernels on the CPU: one fiber per GPU thread, the CTAs of
-// a cluster scheduled together, the grid run cluster by cluster, asynchronous work (TMA, wgmma,
-// tcgen05.mma) completed at seeded random later points. docs/emulator.md says what it models.
+// a cluster scheduled together, the grid run cluster by cluster in a seeded order, asynchronous
+// work (TMA, wgmma, tcgen05.mma) completed at seeded random later points. docs/emulator.md says
+// what it models.
 #pragma once
 
 #include <cstddef>

@@ -152,7 +152,7 @@ Issue issue_of(Fiber* f, const char* what) {
   return is;
 }
 
-void mbarrier_arrive_on(Cta& c, uint32_t off, const char* what, const Issue* issue) {
+void mbarrier_arrive_on(Cta& c, uint32_t off, const char* what, const Issue* issue, bool relaxed) {
   MBarrier& b = mbarrier_at(c, off, what);
   Fiber* f = issue ? nullptr : self();
   if (b.pending == 0)
@@ -184,8 +184,11 @@ void mbarrier_arrive_on(Cta& c, uint32_t off, const char* what, const Issue* iss
     // A tcgen05.commit's arrival tells the waiters that MMAs have written TMEM.
     b.tc_phase.w = std::max(b.tc_phase.w, emu().epoch);
   } else {
-    // A thread's arrival publishes its tcgen05 dependencies and its clock to the waiters of the phase.
-    b.tc_phase.merge(f->tc_pub);
+    // A thread's arrival publishes its tcgen05 dependencies and its clock to the waiters of the phase;
+    // a relaxed one, only what orders execution (not its shared-memory writes, not its memory clock).
+    TcKnow pub = f->tc_pub;
+    if (relaxed) pub.s = 0;
+    b.tc_phase.merge(pub);
     for (int k = 0; k < 2; ++k)
       if (f->tc_own.e[k] > b.unf_phase.e[k]) {
         b.unf_phase.e[k] = f->tc_own.e[k];
@@ -203,9 +206,9 @@ void mbarrier_arrive_on(Cta& c, uint32_t off, const char* what, const Issue* iss
     k.loc = f->loc;
     k.what = what;
     b.contrib.push_back(k);
-    b.phase_vc.join(f->vc);
+    if (!relaxed) b.phase_vc.join(f->vc);
     b.phase_xc.join(f->xc);
-    note_early_release(f, c, off);
+    if (&c == f->cta) note_early_release(f, c, off);  // its own warpgroup's readers are in its own CTA
   }
   --b.pending;
   const uint64_t before = b.phase;
@@ -268,11 +271,11 @@ void mbarrier_init(uint64_t* bar, uint32_t count, SourceLoc loc) {
 
 namespace {
 
-// A thread's own arrival (arrive, arrive.expect_tx, a remote arrive).
-void thread_arrive(Fiber* f, Cta& target, uint32_t off, const char* what) {
+// A thread's own arrival (arrive, arrive.expect_tx: .release; a remote arrive: .relaxed).
+void thread_arrive(Fiber* f, Cta& target, uint32_t off, const char* what, bool relaxed = false) {
   track_writes(f);  // its stores so far are ordered before the arrival
   tick(f);
-  mbarrier_arrive_on(target, off, what);
+  mbarrier_arrive_on(target, off, what, nullptr, relaxed);
 }
 
 }  // namespace
@@ -303,12 +306,14 @@ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes, SourceLoc loc) {
 }
 
 void mbarrier_arrive_cluster(uint64_t* bar, uint32_t cta_rank, SourceLoc loc) {
-  Fiber* f = enter(loc, "mbarrier.arrive.shared::cluster");
-  const uint32_t off = smem_offset(*f->cta, bar, 8, "mbarrier.arrive.shared::cluster");
+  Fiber* f = enter(loc, "mbarrier.arrive.relaxed.shared::cluster");
+  const uint32_t off = smem_offset(*f->cta, bar, 8, "mbarrier.arrive.relaxed.shared::cluster");
   Cta& target = cta_of_rank(cta_rank);
-  MBarrier& b = mbarrier_at(target, off, "mbarrier.arrive.shared::cluster");
-  mbarrier_check_use(target, off, b, f, &target != f->cta, false, "mbarrier.arrive.shared::cluster");
-  thread_arrive(f, target, off, "mbarrier.arrive.shared::cluster");
+  MBarrier& b = mbarrier_at(target, off, "mbarrier.arrive.relaxed.shared::cluster");
+  mbarrier_check_use(target, off, b, f, &target != f->cta, false, "mbarrier.arrive.relaxed.shared::cluster");
+  // mbarrier.arrive.relaxed.cluster (common/mbarrier.cuh): it tells the waiters that this thread
+  // got this far, and publishes none of its writes.
+  thread_arrive(f, target, off, "mbarrier.arrive.relaxed.shared::cluster", true);
 }
 
 namespace {

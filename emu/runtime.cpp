@@ -67,16 +67,28 @@ void watch_output(void* alloc, size_t alloc_bytes, void* d, int64_t rows, int64_
 }
 void clear_output_watch() { g_watch = OutputWatch{}; }
 
+int ctas_per_sm(int threads, size_t smem_bytes) {
+  // Each CTA also takes 1 KB of system shared memory; 2048 threads and 32 CTAs per SM at most.
+  const int by_smem = static_cast<int>(kSmemPerSm / (smem_bytes + 1024));
+  const int by_threads = 2048 / std::max(1, threads);
+  return std::min({by_smem, by_threads, 32});
+}
+
+int regs_at_launch(int threads, int per_sm) {
+  // 64K registers per SM, allocated per warp in units of 8 per thread, at most 256 (the most
+  // setmaxnreg may ask for): what ptxas gives under __launch_bounds__(threads, per_sm).
+  const int warps_threads = (threads + 31) / 32 * 32;
+  const int r = 65536 / (warps_threads * std::max(1, per_sm)) / 8 * 8;
+  return std::min(256, r);
+}
+
 Status resident_ctas(int threads, size_t smem_bytes, int* ctas) {
   if (threads < 1 || threads > 1024)
     return Status::failure("occupancy: a CTA has 1 to 1024 threads (got " + std::to_string(threads) + ")");
   if (smem_bytes > kMaxSmemPerCta)
     return Status::failure("occupancy: not one CTA of " + std::to_string(threads) + " threads and " +
                            std::to_string(smem_bytes) + " bytes of shared memory fits on an SM");
-  // Each CTA also takes 1 KB of system shared memory; 2048 threads and 32 CTAs per SM at most.
-  const int by_smem = static_cast<int>(kSmemPerSm / (smem_bytes + 1024));
-  const int by_threads = 2048 / threads;
-  const int per_sm = std::min({by_smem, by_threads, 32});
+  const int per_sm = ctas_per_sm(threads, smem_bytes);
   if (per_sm < 1)
     return Status::failure("occupancy: not one CTA of " + std::to_string(threads) + " threads and " +
                            std::to_string(smem_bytes) + " bytes of shared memory fits on an SM");
@@ -136,11 +148,15 @@ void fail_loc(const SourceLoc& loc, const Fiber* who, const std::string& rule, c
 
 Fiber* enter(const SourceLoc& loc, const char* op) {
   Fiber* f = self();
+  if (f->gfail) raise_global_failure(f);  // a read of global memory since its last instruction broke a rule
   f->loc = loc;
   f->op = op;
   f->tracked = false;  // kernel code ran since the last emulated instruction
+  g_emu->polls = 0;
   return f;
 }
+
+Emu* emu_if_any() { return g_emu; }
 
 // ---------------------------------------------------------------------------------------------
 // Happens-before.
@@ -479,6 +495,17 @@ void block(const Wait& w) {
   f->wait = Wait{};
 }
 
+void yield_fiber(Fiber* f) {
+  Emu& e = emu();
+  if (e.runnable.empty() && e.active.empty()) return;  // nothing else could run
+  track_writes(f);
+  f->state = Fiber::State::runnable;
+  e.runnable.push_back(f);
+  ++e.stats.switches;
+  switch_to_scheduler(f);
+  if (e.aborting) throw Abort{};
+}
+
 void wake(Fiber* f) {
   if (f->state != Fiber::State::blocked) return;
   f->state = Fiber::State::runnable;
@@ -554,7 +581,9 @@ void collective(Collective& c, int members, const char* name, const Wait& w,
   join_all(all, memory);
   if (aligned) check_converged(all, name);
   converge(all);
+  c.executing = true;
   exec(all);
+  c.executing = false;
   ++c.generation;
   wake_all(c.waiters);
 }
@@ -581,6 +610,12 @@ TcKnow TcTop::without(const Fiber* f) const {
 }
 
 void learn(Fiber* f, const TcKnow& k) {
+  const uint64_t v[3] = {k.w, k.r, k.s}, was[3] = {f->tc_known.w, f->tc_known.r, f->tc_known.s};
+  for (int i = 0; i < 3; ++i)
+    if (v[i] > was[i]) {
+      f->tc_learned_at[i] = f->loc;
+      f->tc_learned_op[i] = f->op;
+    }
   f->tc_known.merge(k);
   f->tc_pub.merge(f->tc_known);
 }
@@ -730,6 +765,7 @@ void* dynamic_smem_base(size_t alignment, size_t bytes) {
 void track_writes(Fiber* f) {
   if (f->tracked) return;
   f->tracked = true;
+  if (!f->gopen.empty() || f->gwrote) track_global(f);
   Cta& c = *f->cta;
   if (std::memcmp(c.smem, c.shadow.data(), c.size) == 0) return;
   const uint64_t ep = tick(f);
@@ -744,7 +780,7 @@ void track_writes(Fiber* f) {
         // Found now, made since the thread last ran into the emulator: ordered as its clock was then.
         if (what.empty())
           what = "ordinary stores by " + thread_name(f) + " (found at its " + f->op + " at " + where(f->loc) + ")";
-        check_overwrite(c, static_cast<uint32_t>(w), f->vc, f, what.c_str());
+        check_overwrite(c, static_cast<uint32_t>(w), f->xc, f, what.c_str());
       }
       std::memcpy(c.shadow.data() + 4 * w, c.smem + 4 * w, 4);
       if (c.unfenced[w] != f->tid) f->unfenced.push_back(static_cast<uint32_t>(w));
@@ -814,20 +850,6 @@ void check_unchanged(Cta& c, const std::vector<uint32_t>& words, uint64_t since,
                (c.unfenced[w] >= 0 ? " (by thread " + std::to_string(c.unfenced[w]) + ")" : " (by a TMA load)") +
                ": a wait for its completion (wait_group, or the mbarrier its commit arrives on) is missing before "
                "the buffer is reused");
-}
-
-// ---------------------------------------------------------------------------------------------
-// Global memory at GPU scope (common/global_memory.cuh). One fiber runs at a time and the clusters
-// of a grid run one after another, so global memory is sequentially consistent here: the fence
-// has nothing left to order and the atomic cannot be interleaved. A missing fence is not caught.
-// ---------------------------------------------------------------------------------------------
-void fence_acq_rel_gpu(SourceLoc loc) { enter(loc, "fence.acq_rel.gpu"); }
-
-uint32_t atomic_add_gpu(uint32_t* counter, uint32_t value, SourceLoc loc) {
-  enter(loc, "atom.add.u32");
-  const uint32_t old = *counter;
-  *counter = old + value;
-  return old;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -919,10 +941,36 @@ void cluster_barrier_check(Cluster& cl) {
   wake_all(cl.barrier_waiters);
 }
 
+// barrier.cluster.{arrive,wait}.aligned: every thread of the warp executes it, convergently. A lane
+// that ran apart from the others (spun, see Fiber::spun) breaks it, and so does a warp whose lanes
+// reach it, one having waited on asynchronous progress since the warp's last convergence point
+// (left an mbarrier's spin loop on its own) and another not: they took different paths, and
+// nothing (a warp_sync) brought them back together.
+void check_aligned_cluster(Fiber* f, Cluster& cl, int kind, uint64_t phase, const char* what) {
+  check_converged({f}, what);
+  Cluster::AlignedVisit& v = cl.aligned[{f->cta->rank, f->warp, kind}];
+  if (v.phase != phase) {
+    v.phase = phase;
+    v.first = f;
+    v.waited = f->async_wait;
+    return;
+  }
+  if (v.waited == f->async_wait) return;
+  const Fiber* waited = v.waited ? v.first : f;
+  const Fiber* other = v.waited ? f : v.first;
+  fail_at(f, "lanes not converged at a .sync.aligned instruction",
+          std::string(what) + " is reached by lane " + std::to_string(waited->lane) + " of warp " +
+              std::to_string(f->warp) + " after waiting on " + waited->async_wait_what +
+              " since the warp's last convergence point, and by lane " + std::to_string(other->lane) +
+              ", which did not wait there: the lanes took different paths and nothing reconverged them, so they "
+              "do not execute this .aligned instruction together: a warp_sync() (bar.warp.sync) is needed before it");
+}
+
 void cluster_arrive_impl(Fiber* f, const char* what) {
   Cluster& cl = *emu().cluster;
   if (f->cluster_arrived_phase >= 0)
     fail("cluster barrier", std::string(what) + " twice without barrier.cluster.wait in between");
+  check_aligned_cluster(f, cl, 0, cl.barrier_phase, what);
   track_writes(f);
   tick(f);
   f->cluster_arrived_phase = static_cast<int64_t>(cl.barrier_phase);
@@ -944,10 +992,10 @@ void cluster_arrive_impl(Fiber* f, const char* what) {
 }  // namespace
 
 void cluster_arrive(SourceLoc loc) {
-  cluster_arrive_impl(enter(loc, "barrier.cluster.arrive"), "barrier.cluster.arrive.release");
+  cluster_arrive_impl(enter(loc, "barrier.cluster.arrive"), "barrier.cluster.arrive.release.aligned");
 }
 void cluster_arrive_relaxed(SourceLoc loc) {
-  cluster_arrive_impl(enter(loc, "barrier.cluster.arrive.relaxed"), "barrier.cluster.arrive.relaxed");
+  cluster_arrive_impl(enter(loc, "barrier.cluster.arrive.relaxed"), "barrier.cluster.arrive.relaxed.aligned");
 }
 
 void cluster_wait(SourceLoc loc) {
@@ -955,6 +1003,8 @@ void cluster_wait(SourceLoc loc) {
   Cluster& cl = *emu().cluster;
   if (f->cluster_arrived_phase < 0)
     fail("cluster barrier", "barrier.cluster.wait without a barrier.cluster.arrive before it");
+  check_aligned_cluster(f, cl, 1, static_cast<uint64_t>(f->cluster_arrived_phase),
+                        "barrier.cluster.wait.acquire.aligned");
   Wait w;
   w.kind = WaitKind::cluster;
   w.what = "barrier.cluster.wait";
@@ -1018,7 +1068,9 @@ namespace {
 
 void thread_exit(Fiber* f) {
   f->tracked = false;  // the kernel body just returned
+  f->op = "exit";
   track_writes(f);
+  if (f->gfail) raise_global_failure(f);
   check_thread_exit(f);
   Cta& c = *f->cta;
   Cluster& cl = *c.cluster;
@@ -1101,8 +1153,22 @@ std::string describe_wait(const Fiber* f) {
     }
     case WaitKind::collective: {
       const auto* co = static_cast<const Collective*>(w.obj);
+      if (co->executing)
+        return std::string(w.what) + " (.sync.aligned): every thread arrived; the instruction waits (below)";
       return std::string(w.what) + " (.sync.aligned): " + std::to_string(co->arrived.size()) + " of " +
              std::to_string(co->members) + " threads arrived";
+    }
+    case WaitKind::registers: {
+      std::string held;
+      for (size_t g = 0; g < c->wg_regs.size(); ++g)
+        held += (g ? ", " : "") + std::string("warpgroup ") + std::to_string(g) + " " + std::to_string(c->wg_regs[g]);
+      const int64_t total = int64_t{c->nthreads} * g_emu->regs_per_thread;
+      return std::string(w.what) + " " + std::to_string(w.a) + " (warpgroup " + std::to_string(w.id) + "): waits for " +
+             std::to_string(w.b) + " registers (128 threads x (" + std::to_string(w.a) + " - " +
+             std::to_string(c->wg_regs[w.id]) + ")), the CTA's pool has " + std::to_string(c->regs_free) +
+             " free; the launch gave its " + std::to_string(c->nthreads) + " threads " +
+             std::to_string(g_emu->regs_per_thread) + " registers each (" + std::to_string(total) +
+             "), held now per thread: " + held;
     }
     case WaitKind::wgmma_wait:
       return std::string(w.what) + " " + std::to_string(w.a) + ": " + std::to_string(w.b) + " group(s) pending";
@@ -1111,6 +1177,10 @@ std::string describe_wait(const Fiber* f) {
     case WaitKind::tmem_alloc:
       return std::string(w.what) + " of " + std::to_string(w.a) + " columns: no free range (" + std::to_string(w.b) +
              " of 512 columns allocated)";
+    case WaitKind::pair:
+      return std::string(w.what) + ": waits for " + c->name() +
+             ", the pair's other CTA, to execute it too (one warp of each CTA of the pair executes the pair's "
+             "tcgen05.alloc, dealloc and relinquish_alloc_permit, together)";
     case WaitKind::none: break;
   }
   return "running";
@@ -1140,7 +1210,8 @@ std::string deadlock_report(Emu& e) {
       for (auto& [what, lanes] : groups) {
         // A .sync.aligned instruction that only part of the warp reached.
         const Fiber* f = c.threads[warp * 32 + lanes.front()];
-        if (f->wait.kind == WaitKind::collective && groups.size() > 1)
+        if (f->wait.kind == WaitKind::collective && groups.size() > 1 &&
+            !static_cast<const Collective*>(f->wait.obj)->executing)
           diagnosis.push_back(std::string(f->wait.what) + " in " + c.name() + " warp " + std::to_string(warp) +
                               " was reached by " + lanes_string(lanes) +
                               " only, while the other lanes wait elsewhere: "
@@ -1170,7 +1241,11 @@ std::string deadlock_report(Emu& e) {
         const char* tag = f->wait.tag.barrier ? f->wait.tag.barrier : "";
         if (f->wait.a == 0 && (std::strstr(role, "producer") || std::strstr(tag, "empty"))) fresh_wait = true;
       }
-      if (b.init && b.phase == 0 && b.pending == static_cast<int64_t>(b.count) && b.tx == 0 && fresh_wait)
+      // (Not when threads wait in setmaxnreg.inc: the roles that would arrive never started.)
+      bool regs_wait = false;
+      for (auto& other : e.cluster->ctas)
+        if (!other->reg_waiters.empty()) regs_wait = true;
+      if (b.init && b.phase == 0 && b.pending == static_cast<int64_t>(b.count) && b.tx == 0 && fresh_wait && !regs_wait)
         diagnosis.push_back("mbarrier " + barrier_name(c, off) + " of " + c.name() +
                             " is fresh (phase 0, no arrival yet) and a producer waits on it for parity 0, i.e. "
                             "for its first phase to complete: a wrong initial phase? A producer waiting for a "
@@ -1183,6 +1258,18 @@ std::string deadlock_report(Emu& e) {
     }
   }
   if (omitted) r += "\n  ... and " + std::to_string(omitted) + " more group(s)";
+  // setmaxnreg.inc waiting for registers that no warpgroup will return.
+  for (auto& cp : e.cluster->ctas)
+    for (const Fiber* f : cp->reg_waiters) {
+      const int64_t total = int64_t{cp->nthreads} * e.regs_per_thread;
+      diagnosis.push_back("setmaxnreg.inc " + std::to_string(f->wait.a) + " in " + cp->name() + " warpgroup " +
+                          std::to_string(f->wait.id) + " waits for " + std::to_string(f->wait.b) +
+                          " registers of the CTA's pool, which has " + std::to_string(cp->regs_free) +
+                          ", and no warpgroup will return any: a warpgroup that should lower its count has not run "
+                          "setmaxnreg.dec, or the counts the warpgroups ask for add up to more than the " +
+                          std::to_string(total) + " registers the launch gave the CTA (" +
+                          std::to_string(cp->nthreads) + " threads x " + std::to_string(e.regs_per_thread) + ")");
+    }
   // A warpgroup instruction (wgmma, setmaxnreg) that only some of the warpgroup's warps reached.
   for (auto& cp : e.cluster->ctas)
     for (size_t g = 0; g < cp->wg.size(); ++g) {
@@ -1373,6 +1460,8 @@ Status launch_grid(const LaunchConfig& cfg, void (*body)(void*), void* ctx) {
 
   Emu e;
   e.cfg = cfg;
+  e.sm_ctas = std::max(1, ctas_per_sm(static_cast<int>(threads), cfg.smem_bytes));
+  e.regs_per_thread = regs_at_launch(static_cast<int>(threads), e.sm_ctas);
   e.body = body;
   e.body_ctx = ctx;
   e.rng_state = g_options.seed;
@@ -1385,13 +1474,29 @@ Status launch_grid(const LaunchConfig& cfg, void (*body)(void*), void* ctx) {
   Status status;
   try {
     const dim3 nclusters(cfg.grid.x / cfg.cluster.x, cfg.grid.y / cfg.cluster.y, cfg.grid.z / cfg.cluster.z);
-    int64_t cluster_index = 0;
-    for (uint32_t cz = 0; cz < nclusters.z; ++cz)
-      for (uint32_t cy = 0; cy < nclusters.y; ++cy)
-        for (uint32_t cx = 0; cx < nclusters.x; ++cx, ++cluster_index) {
+    // The clusters run one after another, in an order drawn from the seed: nothing orders the CTAs
+    // of a grid on hardware, and a kernel that assumes an order (the last part of a split tile
+    // finishing last) must not pass by the emulator's.
+    const int64_t ncl = int64_t{nclusters.x} * nclusters.y * nclusters.z;
+    std::vector<int64_t> order(static_cast<size_t>(ncl));
+    for (int64_t i = 0; i < ncl; ++i) order[static_cast<size_t>(i)] = i;
+    uint64_t shuffle = g_options.seed ^ 0x5DEECE66Dull;
+    for (int64_t i = ncl - 1; i > 0; --i) {
+      shuffle = shuffle * 6364136223846793005ull + 1442695040888963407ull;
+      std::swap(order[static_cast<size_t>(i)],
+                order[static_cast<size_t>((shuffle >> 33) % static_cast<uint64_t>(i + 1))]);
+    }
+    global_launch_begin(e);
+    for (const int64_t cluster_index : order) {
+      {
+        const uint32_t cx = static_cast<uint32_t>(cluster_index % nclusters.x);
+        const uint32_t cy = static_cast<uint32_t>((cluster_index / nclusters.x) % nclusters.y);
+        const uint32_t cz = static_cast<uint32_t>(cluster_index / (int64_t{nclusters.x} * nclusters.y));
+        {
           Cluster cl;
           cl.dims = cfg.cluster;
           e.cluster = &cl;
+          e.cluster_index = cluster_index;
           size_t fiber_i = 0;
           for (uint32_t z = 0; z < cfg.cluster.z; ++z)
             for (uint32_t y = 0; y < cfg.cluster.y; ++y)
@@ -1400,7 +1505,17 @@ Status launch_grid(const LaunchConfig& cfg, void (*body)(void*), void* ctx) {
                 c->cluster = &cl;
                 c->rank = static_cast<int>(x + cfg.cluster.x * (y + cfg.cluster.y * z));
                 c->idx = dim3(cx * cfg.cluster.x + x, cy * cfg.cluster.y + y, cz * cfg.cluster.z + z);
+                c->gidx = static_cast<int>(c->idx.x + cfg.grid.x * (c->idx.y + cfg.grid.y * c->idx.z));
                 c->nthreads = static_cast<int>(threads);
+                {
+                  // Where the hardware could place it: resident CTAs fill the SMs wave by wave, the
+                  // CTAs of a cluster on different SMs.
+                  const int64_t g = cluster_index * static_cast<int64_t>(cluster_size) + c->rank;
+                  const int64_t sms = std::max(1, g_options.sm_count);
+                  const int64_t per_wave = sms * e.sm_ctas;
+                  c->wave = static_cast<int>(g / per_wave);
+                  c->sm = static_cast<int>((g % per_wave) % sms);
+                }
                 const size_t ci = cl.ctas.size();
                 if (ci == buffers.size()) {
                   SmemBuffer b;
@@ -1421,6 +1536,7 @@ Status launch_grid(const LaunchConfig& cfg, void (*body)(void*), void* ctx) {
                 c->warp_coll.resize((threads + 31) / 32);
                 c->warps.resize((threads + 31) / 32);
                 c->wg.resize((threads + 127) / 128);
+                c->wg_regs.assign(c->wg.size(), e.regs_per_thread);
                 for (int t = 0; t < c->nthreads; ++t) {
                   Fiber* f = fiber_i < e.pool.size() ? e.pool[fiber_i].get() : new_fiber(e);
                   ++fiber_i;
@@ -1468,9 +1584,14 @@ Status launch_grid(const LaunchConfig& cfg, void (*body)(void*), void* ctx) {
               cl.ctas.front()->name() + (cl.ctas.size() > 1 ? " (cluster " + std::to_string(cluster_index) + ")" : ""));
           e.cluster = nullptr;
         }
+      }
+    }
   } catch (const Failure& x) {
     status = Status::failure("emulator: " + x.message + "\n  replay: --emu-seed " + std::to_string(g_options.seed));
   }
+  const std::string global = global_launch_end(e, status.ok());
+  if (status.ok() && !global.empty())
+    status = Status::failure("emulator: " + global + "\n  replay: --emu-seed " + std::to_string(g_options.seed));
   watch_end();
   for (SmemBuffer& b : buffers) std::free(b.p);
   free_pool(e);
@@ -1490,10 +1611,6 @@ void named_barrier_sync(uint32_t id, uint32_t num_threads, SourceLoc loc) {
   emu::named_barrier_sync(id, num_threads, loc);
 }
 bool elect_one_sync(SourceLoc loc) { return emu::elect_one_sync(loc); }
-void fence_acq_rel_gpu(SourceLoc loc) { emu::fence_acq_rel_gpu(loc); }
-uint32_t atomic_add_gpu(uint32_t* counter, uint32_t value, SourceLoc loc) {
-  return emu::atomic_add_gpu(counter, value, loc);
-}
 void warp_sync(SourceLoc loc) { emu::warp_sync(loc); }
 uint32_t shfl_broadcast(uint32_t value, int src_lane, SourceLoc loc) {
   return emu::shfl_broadcast(value, src_lane, loc);

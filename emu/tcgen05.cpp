@@ -35,18 +35,22 @@ void check_fenced_after_sync(Fiber* f, const char* what, bool mma) {
   check_tc_unfenced(f, what);
   const TcKnow& k = f->tc_known;
   const TcKnow& d = f->tc_fenced;
-  const char* dep = k.w > d.w          ? "TMEM written by tcgen05.mma or tcgen05.alloc"
-                    : mma && k.r > d.r ? "TMEM read by tcgen05.ld"
-                    : mma && k.s > d.s ? "shared memory written by threads or TMA"
-                                       : nullptr;
-  if (dep)
+  // An MMA overwrites what others read (r) and reads what others wrote (s); any tcgen05 operation
+  // follows the MMAs and allocations it learned of (w).
+  const int part = mma && k.r > d.r ? 1 : mma && k.s > d.s ? 2 : k.w > d.w ? 0 : -1;
+  static const char* const deps[3] = {"TMEM written by tcgen05.mma or tcgen05.alloc", "TMEM read by tcgen05.ld",
+                                      "shared memory written by threads or TMA"};
+  if (part >= 0)
     fail_at(f, "missing tcgen05.fence::after_thread_sync",
-            std::string(what) +
-                " after a thread synchronisation (a barrier or an mbarrier wait) that ordered it "
-                "after other threads' work (" +
-                dep +
+            std::string(what) + " after a thread synchronisation (" +
+                (known(f->tc_learned_at[part])
+                     ? std::string("its ") + f->tc_learned_op[part] + " at " + where(f->tc_learned_at[part])
+                     : std::string("a barrier or an mbarrier wait")) +
+                ") that ordered it after other threads' work (" + deps[part] +
                 "), with no tcgen05.fence::after_thread_sync in between: without the fence the "
-                "asynchronous tcgen05 operation is not ordered after that synchronisation");
+                "asynchronous tcgen05 operation is not ordered after that synchronisation (the fence orders "
+                "what follows it after every synchronisation before it, so one fence after the last wait "
+                "serves them all)");
 }
 
 std::string cols_string(uint32_t col, uint32_t n) {
@@ -130,116 +134,319 @@ void tcgen05_fence_after_thread_sync(SourceLoc loc) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Allocation.
+// Allocation. One whole warp executes each of tcgen05.alloc, dealloc and relinquish_alloc_permit
+// (.sync.aligned); with .cta_group::2 the pair executes it together: one warp of each CTA, the same
+// warp, with the same operands (PairOp). The pair's allocation takes the same columns in both
+// CTAs' TMEM, and TMEM is per SM: an allocation is accounted against the CTAs the launch places on
+// the same SM at the same time (Emu::sm_tmem).
 // ---------------------------------------------------------------------------------------------
+namespace {
+
+const char* const kPairOpNames[3] = {"tcgen05.alloc.cta_group::2", "tcgen05.dealloc.cta_group::2",
+                                     "tcgen05.relinquish_alloc_permit.cta_group::2"};
+
+// The pair's instruction `op` (0 alloc, 1 dealloc, 2 relinquish), reached by warp `rec.warp` of the
+// calling thread's CTA (its lanes in rec.members): waits until the other CTA of the pair has reached
+// it too, and then the second to arrive checks that both executed the same instruction alike and
+// runs `exec(rec of the even CTA, rec of the odd CTA)` for both.
+void pair_op(int op, Cta& c, Cta::PairRecord rec, const std::function<void(Cta::PairRecord&, Cta::PairRecord&)>& exec) {
+  const char* what = kPairOpNames[op];
+  Cluster& cl = *c.cluster;
+  const uint32_t even = static_cast<uint32_t>(c.rank) & ~1u;
+  if (even + 1 >= cl.ctas.size())
+    fail("cta_group::2", std::string(what) + " in " + c.name() + ", which has no peer CTA (cluster rank " +
+                             std::to_string(even + 1) + "): a CTA pair is two CTAs of a cluster");
+  Cta& leader = cta_of_rank(even);
+  Cta::PairOp& p = leader.pair_ops[op];
+  const int me = c.rank & 1, other = me ^ 1;
+  if (p.rec[me].in)
+    fail("CTA pair instruction executed by one CTA only",
+         std::string(what) + " executed again by " + c.name() + " (warp " + std::to_string(rec.warp) +
+             ") while its first one, at " + where(p.rec[me].loc) + ", still waits for the pair's other CTA (" +
+             cta_of_rank(even + static_cast<uint32_t>(other)).name() +
+             "): one warp of each CTA of the pair executes it, once for both");
+  rec.in = true;
+  p.rec[me] = rec;
+  if (!p.rec[other].in) {
+    Wait w;
+    w.kind = WaitKind::pair;
+    w.what = what;
+    w.obj = &p;
+    w.cta = &cta_of_rank(even + static_cast<uint32_t>(other));
+    const uint64_t gen = p.generation;
+    while (p.generation == gen) {
+      p.waiters.push_back(self());
+      block(w);
+    }
+    return;
+  }
+  Cta::PairRecord& a = p.rec[0];
+  Cta::PairRecord& b = p.rec[1];
+  const std::string who0 = leader.name() + " warp " + std::to_string(a.warp) + " at " + where(a.loc);
+  const std::string who1 = cta_of_rank(even + 1).name() + " warp " + std::to_string(b.warp) + " at " + where(b.loc);
+  std::string diff;
+  if (a.warp != b.warp)
+    diff = "from warp " + std::to_string(a.warp) + " in one CTA and warp " + std::to_string(b.warp) + " in the other";
+  else if (op == 0 && a.slot != b.slot)
+    diff = "writing the address to shared offset " + hex(a.slot) + " in one CTA and " + hex(b.slot) + " in the other";
+  else if (op != 2 && a.ncols != b.ncols)
+    diff = "with " + std::to_string(a.ncols) + " columns in one CTA and " + std::to_string(b.ncols) + " in the other";
+  else if (op == 1 && a.taddr != b.taddr)
+    diff = "at TMEM address " + hex(a.taddr) + " in one CTA and " + hex(b.taddr) + " in the other";
+  if (!diff.empty())
+    fail_loc(rec.loc, self(), "CTA pair instruction differs between the CTAs",
+             std::string(what) + " executed by " + who0 + " and by " + who1 + " " + diff +
+                 ": both CTAs of the pair execute it from the same warp, with the same slot and columns");
+  exec(a, b);
+  a = Cta::PairRecord{};
+  b = Cta::PairRecord{};
+  ++p.generation;
+  wake_all(p.waiters);
+}
+
+// The first `ncols`-aligned range of `ncols` columns free in every one of `ts`, or -1.
+int64_t free_columns(const std::vector<Tmem*>& ts, uint32_t ncols) {
+  for (uint32_t col = 0; col + ncols <= Tmem::kCols; col += ncols) {
+    bool free = true;
+    for (const Tmem* t : ts)
+      for (const Tmem::Alloc& a : t->allocs)
+        if (col < a.col + a.ncols && a.col < col + ncols) free = false;
+    if (free) return col;
+  }
+  return -1;
+}
+
+uint32_t held_columns(const Tmem& t) {
+  uint32_t used = 0;
+  for (const Tmem::Alloc& a : t.allocs) used += a.ncols;
+  return used;
+}
+
+// TMEM is per SM. The launch places each CTA on an SM (Cta::sm); the CTAs resident on one SM at
+// the same time share its 512 columns, and a tcgen05.alloc that finds too few free waits until a
+// co-resident CTA frees them. For CTA pairs that can deadlock (two pairs each holding one SM's
+// columns and waiting for the other's), and a pair's allocation that must wait for another CTA is
+// reported. (cta_group::1: a CTA that waits is legal, and is not reported.)
+void account_sm_tmem(Cta& c, int cta_group, const char* what) {
+  Emu& e = emu();
+  const uint32_t held = held_columns(*c.tmem);
+  c.tmem_peak = std::max(c.tmem_peak, held);
+  auto& uses = e.sm_tmem[{c.wave, c.sm}];
+  const std::string name = c.name();
+  if (cta_group == 2)
+    for (const Emu::SmTmemUse& u : uses)
+      if (u.cluster != e.cluster_index && u.peak + held > static_cast<uint32_t>(Tmem::kCols))
+        fail("TMEM contention between co-resident CTAs",
+             std::string(what) + " of " + std::to_string(held) + " columns in " + name +
+                 ", which the launch places on SM " + std::to_string(c.sm) + " beside " + u.cta +
+                 " of another cluster (shared memory and threads let " + std::to_string(e.sm_ctas) +
+                 " CTAs reside on an SM at once), which holds up to " + std::to_string(u.peak) + " of the SM's " +
+                 std::to_string(Tmem::kCols) +
+                 " TMEM columns while it runs: this pair's allocation waits until that CTA frees them, and two "
+                 "pairs that each hold one SM's columns while waiting for the other's deadlock. TMEM is per SM: "
+                 "keep one CTA per SM (shared memory above half an SM's, as steps 9-11 assert), or allocate "
+                 "at most 512 / CTAs per SM");
+  auto it = std::find_if(uses.begin(), uses.end(),
+                         [&](const Emu::SmTmemUse& u) { return u.cta == name && u.cluster == e.cluster_index; });
+  if (it == uses.end()) uses.push_back({name, e.cluster_index, c.tmem_peak});
+  else it->peak = c.tmem_peak;
+}
+
+// Allocates `ncols` columns at the same place in each CTA of `ctas` (one, or the pair), writing the
+// address to `slots[i]` in ctas[i]; the members' tcgen05 work now includes it. Blocks while no
+// range is free in all of them.
+void allocate(const std::vector<Cta*>& ctas, const std::vector<uint32_t>& slots, uint32_t ncols,
+              const std::vector<Fiber*>& members, int cta_group, const char* what) {
+  std::vector<Tmem*> ts;
+  for (Cta* c : ctas) {
+    Tmem& t = tmem_of(*c);
+    if (t.relinquished)
+      fail("TMEM allocation", std::string(what) + " in " + c->name() +
+                                  " after tcgen05.relinquish_alloc_permit: the CTA gave up allocating");
+    ts.push_back(&t);
+  }
+  while (true) {
+    const int64_t col = free_columns(ts, ncols);
+    if (col >= 0) {
+      const uint64_t epoch = emu().next_epoch();
+      for (size_t i = 0; i < ctas.size(); ++i) {
+        Tmem& t = *ts[i];
+        t.allocs.push_back({static_cast<uint32_t>(col), ncols});
+        for (uint32_t lane = 0; lane < Tmem::kLanes; ++lane)
+          for (uint32_t k = static_cast<uint32_t>(col); k < col + ncols; ++k) {
+            t.cell(lane, k) = kTmemPoison;
+            t.written[lane * Tmem::kCols + k] = 0;
+          }
+        const uint32_t addr = static_cast<uint32_t>(col);  // lane 0, the first column
+        async_write(*ctas[i], slots[i], &addr, 4);
+        t.last_use_epoch = epoch;
+        account_sm_tmem(*ctas[i], cta_group, what);
+      }
+      for (Fiber* m : members) own_tc(m, 0, epoch);
+      return;
+    }
+    Wait wa;
+    wa.kind = WaitKind::tmem_alloc;
+    wa.what = what;
+    wa.a = ncols;
+    wa.b = held_columns(*ts.front());
+    for (Tmem* t : ts) t->alloc_waiters.push_back(self());
+    block(wa);
+  }
+}
+
+// Frees the allocation at `taddr` of `ncols` columns in each CTA of `ctas`.
+void deallocate(const std::vector<Cta*>& ctas, uint32_t taddr, uint32_t ncols, const std::vector<Fiber*>& members,
+                int cta_group) {
+  const uint32_t col = taddr & 0xFFFFu;
+  for (Cta* c : ctas) {
+    Tmem& t = tmem_of(*c);
+    auto it = std::find_if(t.allocs.begin(), t.allocs.end(),
+                           [&](const Tmem::Alloc& a) { return a.col == col && a.ncols == ncols; });
+    if ((taddr >> 16) != 0 || it == t.allocs.end())
+      fail("TMEM allocation", "tcgen05.dealloc of " + std::to_string(ncols) + " columns at " + hex(taddr) +
+                                  ", which is not an allocation of " + c->name());
+    for (const Fiber* g : c->threads)
+      for (const PendingLd& ld : g->lds)
+        if (ld.col < col + ncols && col < ld.col + ld.ncols)
+          fail("dealloc while a load is outstanding",
+               "tcgen05.dealloc of TMEM " + cols_string(col, ncols) + " while a tcgen05.ld of " + thread_name(g) +
+                   " from them has not completed (tcgen05.wait::ld, then a barrier, before the dealloc)");
+    for (uint32_t k = col; k < col + ncols; ++k)
+      if (t.pending[k])
+        fail("dealloc while a load is outstanding",
+             "tcgen05.dealloc of TMEM " + cols_string(col, ncols) + " of " + c->name() +
+                 " while a tcgen05.mma writing them is still in flight (wait on its commit's mbarrier first)");
+  }
+  if (cta_group == 2) {
+    Cluster& cl = *ctas.front()->cluster;
+    uint64_t last = 0;
+    for (Cta* c : ctas) last = std::max(last, tmem_of(*c).last_use_epoch);
+    if (last > cl.barrier_epoch)
+      fail("dealloc while the peer CTA may still use TMEM",
+           "tcgen05.dealloc.cta_group::2 in " + ctas.front()->name() +
+               " with no cluster barrier since the pair's last tcgen05 "
+               "operation: the peer CTA may still use the pair's TMEM (end the epilogues with a cluster barrier "
+               "before the dealloc)");
+  }
+  const uint64_t e = emu().next_epoch();
+  for (Cta* c : ctas) {
+    Tmem& t = *c->tmem;
+    t.allocs.erase(std::find_if(t.allocs.begin(), t.allocs.end(),
+                                [&](const Tmem::Alloc& a) { return a.col == col && a.ncols == ncols; }));
+    wake_all(t.alloc_waiters);
+  }
+  for (Fiber* m : members) own_tc(m, 0, e);
+}
+
+// A whole warp executes it (.sync.aligned), every lane with the same operands (carg[0], carg[1]).
+void check_warp_operands(Fiber* f, const std::vector<Fiber*>& all, const char* what) {
+  (void)f;
+  for (Fiber* m : all)
+    if (m->carg[0] != all.front()->carg[0] || m->carg[1] != all.front()->carg[1])
+      fail("TMEM allocation", std::string("the lanes of the warp pass different operands to ") + what);
+}
+
+int whole_warp(Fiber* f, const char* what) {
+  const int members = std::min(32, f->cta->nthreads - 32 * f->warp);
+  if (members != 32) fail("TMEM allocation", std::string(what) + " must be executed by a whole warp of 32 threads");
+  return members;
+}
+
+}  // namespace
+
 void tmem_alloc_n(int cta_group, uint32_t* slot, uint32_t num_columns, SourceLoc loc) {
   Fiber* f = enter(loc, "tcgen05.alloc");
-  const char* what = "tcgen05.alloc";
+  const char* what = cta_group == 2 ? "tcgen05.alloc.cta_group::2" : "tcgen05.alloc";
   use_cta_group(cta_group, what);
   Cta& c = *f->cta;
   f->carg[0] = smem_offset(c, slot, 4, what);
   f->carg[1] = num_columns;
   Wait w;
   w.what = what;
-  const int members = std::min(32, c.nthreads - 32 * f->warp);
-  if (members != 32) fail("TMEM allocation", "tcgen05.alloc must be executed by a whole warp of 32 threads");
-  collective(c.warp_coll[f->warp], 32, what, w, [&c, num_columns, what](std::vector<Fiber*>& all) {
-    for (Fiber* m : all)
-      if (m->carg[0] != all.front()->carg[0] || m->carg[1] != all.front()->carg[1])
-        fail("TMEM allocation", "the lanes of the warp pass different operands to tcgen05.alloc");
-    if (num_columns < 32 || num_columns > 512 || (num_columns & (num_columns - 1)) != 0)
-      fail("TMEM allocation", "tcgen05.alloc of " + std::to_string(num_columns) +
-                                  " columns: the count must be a power of 2 from 32 to 512");
-    Tmem& t = tmem_of(c);
-    if (t.relinquished)
-      fail("TMEM allocation", "tcgen05.alloc after tcgen05.relinquish_alloc_permit: the CTA gave up allocating");
-    while (true) {
-      for (uint32_t col = 0; col + num_columns <= Tmem::kCols; col += num_columns) {
-        bool free = true;
-        for (const Tmem::Alloc& a : t.allocs)
-          if (col < a.col + a.ncols && a.col < col + num_columns) free = false;
-        if (!free) continue;
-        t.allocs.push_back({col, num_columns});
-        for (uint32_t lane = 0; lane < Tmem::kLanes; ++lane)
-          for (uint32_t k = col; k < col + num_columns; ++k) {
-            t.cell(lane, k) = kTmemPoison;
-            t.written[lane * Tmem::kCols + k] = 0;
-          }
-        const uint32_t addr = col;  // lane 0, the first column
-        async_write(c, static_cast<uint32_t>(all.front()->carg[0]), &addr, 4);
-        t.last_use_epoch = emu().next_epoch();
-        for (Fiber* m : all) own_tc(m, 0, t.last_use_epoch);
-        return;
-      }
-      uint32_t used = 0;
-      for (const Tmem::Alloc& a : t.allocs) used += a.ncols;
-      Wait wa;
-      wa.kind = WaitKind::tmem_alloc;
-      wa.what = what;
-      wa.a = num_columns;
-      wa.b = used;
-      t.alloc_waiters.push_back(self());
-      block(wa);
-    }
-  });
+  collective(c.warp_coll[f->warp], whole_warp(f, what), what, w,
+             [&c, f, cta_group, num_columns, what, loc](std::vector<Fiber*>& all) {
+               check_warp_operands(f, all, what);
+               if (num_columns < 32 || num_columns > 512 || (num_columns & (num_columns - 1)) != 0)
+                 fail("TMEM allocation", std::string(what) + " of " + std::to_string(num_columns) +
+                                             " columns: the count must be a power of 2 from 32 to 512");
+               const uint32_t slot_off = static_cast<uint32_t>(all.front()->carg[0]);
+               if (cta_group == 1) {
+                 allocate({&c}, {slot_off}, num_columns, all, cta_group, what);
+                 return;
+               }
+               Cta::PairRecord r;
+               r.warp = all.front()->warp;
+               r.slot = slot_off;
+               r.ncols = num_columns;
+               r.loc = loc;
+               r.members = all;
+               pair_op(0, c, r, [&c, cta_group, what](Cta::PairRecord& a, Cta::PairRecord& b) {
+                 Cta& even = cta_of_rank(static_cast<uint32_t>(c.rank) & ~1u);
+                 Cta& odd = cta_of_rank((static_cast<uint32_t>(c.rank) & ~1u) + 1);
+                 std::vector<Fiber*> members = a.members;
+                 members.insert(members.end(), b.members.begin(), b.members.end());
+                 allocate({&even, &odd}, {a.slot, b.slot}, a.ncols, members, cta_group, what);
+               });
+             });
 }
 
 void tmem_dealloc_n(int cta_group, uint32_t taddr, uint32_t num_columns, SourceLoc loc) {
   Fiber* f = enter(loc, "tcgen05.dealloc");
-  const char* what = "tcgen05.dealloc";
+  const char* what = cta_group == 2 ? "tcgen05.dealloc.cta_group::2" : "tcgen05.dealloc";
   use_cta_group(cta_group, what);
   Cta& c = *f->cta;
   f->carg[0] = taddr;
   f->carg[1] = num_columns;
   Wait w;
   w.what = what;
-  const int members = std::min(32, c.nthreads - 32 * f->warp);
-  if (members != 32) fail("TMEM allocation", "tcgen05.dealloc must be executed by a whole warp of 32 threads");
-  collective(c.warp_coll[f->warp], 32, what, w, [&c, cta_group, taddr, num_columns, what](std::vector<Fiber*>& all) {
-    for (Fiber* m : all)
-      if (m->carg[0] != all.front()->carg[0] || m->carg[1] != all.front()->carg[1])
-        fail("TMEM allocation", "the lanes of the warp pass different operands to tcgen05.dealloc");
-    Tmem& t = tmem_of(c);
-    const uint32_t col = taddr & 0xFFFFu;
-    auto it = std::find_if(t.allocs.begin(), t.allocs.end(),
-                           [&](const Tmem::Alloc& a) { return a.col == col && a.ncols == num_columns; });
-    if ((taddr >> 16) != 0 || it == t.allocs.end())
-      fail("TMEM allocation", "tcgen05.dealloc of " + std::to_string(num_columns) + " columns at " + hex(taddr) +
-                                  ", which is not an allocation of this CTA");
-    for (const Fiber* g : c.threads)
-      for (const PendingLd& ld : g->lds)
-        if (ld.col < col + num_columns && col < ld.col + ld.ncols)
-          fail("dealloc while a load is outstanding",
-               "tcgen05.dealloc of TMEM " + cols_string(col, num_columns) + " while a tcgen05.ld of " + thread_name(g) +
-                   " from them has not completed (tcgen05.wait::ld, then a barrier, before the dealloc)");
-    for (uint32_t k = col; k < col + num_columns; ++k)
-      if (t.pending[k])
-        fail("dealloc while a load is outstanding",
-             "tcgen05.dealloc of TMEM " + cols_string(col, num_columns) +
-                 " while a tcgen05.mma writing them is still in flight (wait on its commit's mbarrier first)");
-    if (cta_group == 2) {
-      Cluster& cl = *c.cluster;
-      Cta& peer = cta_of_rank(static_cast<uint32_t>(c.rank) ^ 1u);
-      const uint64_t last = std::max(t.last_use_epoch, peer.tmem ? peer.tmem->last_use_epoch : 0);
-      if (last > cl.barrier_epoch)
-        fail("dealloc while the peer CTA may still use TMEM",
-             "tcgen05.dealloc.cta_group::2 in " + c.name() +
-                 " with no cluster barrier since the pair's last tcgen05 "
-                 "operation: the peer CTA may still use the pair's TMEM (end the epilogues with a cluster barrier "
-                 "before the dealloc)");
-    }
-    t.allocs.erase(it);
-    const uint64_t e = emu().next_epoch();
-    for (Fiber* m : all) own_tc(m, 0, e);
-    wake_all(t.alloc_waiters);
-    (void)what;
-  });
+  collective(c.warp_coll[f->warp], whole_warp(f, what), what, w,
+             [&c, f, cta_group, taddr, num_columns, what, loc](std::vector<Fiber*>& all) {
+               check_warp_operands(f, all, what);
+               if (cta_group == 1) {
+                 deallocate({&c}, taddr, num_columns, all, cta_group);
+                 return;
+               }
+               Cta::PairRecord r;
+               r.warp = all.front()->warp;
+               r.ncols = num_columns;
+               r.taddr = taddr;
+               r.loc = loc;
+               r.members = all;
+               pair_op(1, c, r, [&c, cta_group](Cta::PairRecord& a, Cta::PairRecord& b) {
+                 Cta& even = cta_of_rank(static_cast<uint32_t>(c.rank) & ~1u);
+                 Cta& odd = cta_of_rank((static_cast<uint32_t>(c.rank) & ~1u) + 1);
+                 std::vector<Fiber*> members = a.members;
+                 members.insert(members.end(), b.members.begin(), b.members.end());
+                 deallocate({&even, &odd}, a.taddr, a.ncols, members, cta_group);
+               });
+             });
 }
 
 void tmem_relinquish_alloc_permit_n(int cta_group, SourceLoc loc) {
   Fiber* f = enter(loc, "tcgen05.relinquish_alloc_permit");
-  use_cta_group(cta_group, "tcgen05.relinquish_alloc_permit");
-  tmem_of(*f->cta).relinquished = true;
+  const char* what =
+      cta_group == 2 ? "tcgen05.relinquish_alloc_permit.cta_group::2" : "tcgen05.relinquish_alloc_permit";
+  use_cta_group(cta_group, what);
+  Cta& c = *f->cta;
+  f->carg[0] = 0;
+  f->carg[1] = 0;
+  Wait w;
+  w.what = what;
+  collective(c.warp_coll[f->warp], whole_warp(f, what), what, w, [&c, cta_group, loc](std::vector<Fiber*>& all) {
+    if (cta_group == 1) {
+      tmem_of(c).relinquished = true;
+      return;
+    }
+    Cta::PairRecord r;
+    r.warp = all.front()->warp;
+    r.loc = loc;
+    r.members = all;
+    pair_op(2, c, r, [&c](Cta::PairRecord&, Cta::PairRecord&) {
+      tmem_of(cta_of_rank(static_cast<uint32_t>(c.rank) & ~1u)).relinquished = true;
+      tmem_of(cta_of_rank((static_cast<uint32_t>(c.rank) & ~1u) + 1)).relinquished = true;
+    });
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 // TMA: the emulator's own tensor-map encoding (no driver), 2D tile loads (128-byte swizzle, zero
-// fill past the edges, the full box credited to the mbarrier; multicast; the cta_group::2 redirect
-// to the leader's barrier) and stores (clipped at the edges) in bulk groups.
+// fill past the edges, the full box credited to the mbarrier; multicast; cta_group::2, crediting the
+// barrier whose address the device code computed) and stores (clipped at the edges) in bulk groups.
 #include "emu/core.h"
 #include "emu/trace.h"
 
@@ -82,15 +82,43 @@ struct LoadDest {
   uint64_t phase;  // the barrier's phase at issue
 };
 
-void tma_load(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1, uint16_t mask,
-              bool multicast, bool pair, const char* what, SourceLoc loc) {
+// `bar` is the barrier of each receiving CTA at that pointer's offset; for a CTA pair's load (pair),
+// `bar` is null and `pair_bar` the shared::cluster address of the one barrier every byte credits.
+void tma_load(void* smem_dst, const CUtensorMap* map, uint64_t* bar, uint32_t pair_bar, int32_t c0, int32_t c1,
+              uint16_t mask, bool multicast, bool pair, const char* what, SourceLoc loc) {
   Fiber* f = enter(loc, what);
   Cta& c = *f->cta;
   const model::TensorMap2D m = decode_map(map, what);
   const uint32_t bytes = box_bytes(m);
   const uint32_t off = smem_offset(c, smem_dst, bytes, what);
   check_box_alignment(c, off, m, what);
-  const uint32_t bar_off = smem_offset(c, bar, 8, what);
+  uint32_t bar_off = 0;
+  Cta* pair_cta = nullptr;  // whose barrier a pair's load credits
+  if (pair) {
+    // The address the device code computed (cta_pair_barrier: mapa to the even CTA), as the
+    // hardware takes it: the CTA its rank bits name, at its offset. With .cta_group::2 the barrier
+    // may be in either CTA of the pair; the pair's MMAs are issued by the leader, which waits for
+    // both CTAs' bytes on its own barrier, so a pair load credits the leader's.
+    const uint32_t rank = (pair_bar >> 24) & 0xFu;
+    if (rank >= c.cluster->ctas.size() || (rank >> 1) != (static_cast<uint32_t>(c.rank) >> 1))
+      fail("cta_group::2 TMA load's mbarrier outside the CTA pair",
+           std::string(what) + ": the mbarrier address " + hex(pair_bar) + " names cluster rank " +
+               std::to_string(rank) + ", which is not " + c.name() +
+               " or its peer: a .cta_group::2 load may complete only on a barrier "
+               "of its own CTA pair");
+    pair_cta = &cta_of_rank(rank);
+    bar_off = addr_offset(*pair_cta, pair_bar, 8, what);
+    if (rank != (static_cast<uint32_t>(c.rank) & ~1u))
+      fail("cta_group::2 TMA load not crediting the leader's barrier",
+           std::string(what) + " by " + c.name() + " completes its bytes on mbarrier " +
+               barrier_name(*pair_cta, bar_off) + " of " + pair_cta->name() +
+               ", the odd CTA of the pair: the leader (cluster rank " + std::to_string(c.rank & ~1) +
+               "), which issues the pair's MMAs, waits for both CTAs' bytes on its own barrier (" +
+               barrier_name(cta_of_rank(static_cast<uint32_t>(c.rank) & ~1u), bar_off) +
+               "); the address must be the leader's (mapa to rank & ~1, as cta_pair_barrier computes it)");
+  } else {
+    bar_off = smem_offset(c, bar, 8, what);
+  }
   track_writes(f);
 
   std::vector<Cta*> targets;
@@ -110,7 +138,7 @@ void tma_load(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0,
   const uint8_t tag = static_cast<uint8_t>(1 + static_cast<int>(m.swizzle));
   std::vector<LoadDest> dests;
   for (Cta* t : targets) {
-    Cta* bc = pair ? &cta_of_rank(static_cast<uint32_t>(c.rank) & ~1u) : t;
+    Cta* bc = pair ? pair_cta : t;
     MBarrier& b = mbarrier_at(*bc, bar_off, what);
     mbarrier_check_use(*bc, bar_off, b, f, bc != &c, true, what);
     if (t->done)
@@ -118,7 +146,7 @@ void tma_load(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0,
     dests.push_back({t, bc, b.phase});
     ++b.inflight[b.phase];
     // A buffer an asynchronous operation still reads must not be overwritten (AsyncReader).
-    for (uint32_t w : box_words(off, m)) check_overwrite(*t, w, f->vc, f, what);
+    for (uint32_t w : box_words(off, m)) check_overwrite(*t, w, f->xc, f, what);
     // The destination is poisoned until the load completes.
     std::vector<uint8_t> poison(bytes, 0xFF);
     async_write(*t, off, poison.data(), bytes, tag);
@@ -160,7 +188,7 @@ void tma_prefetch_descriptor(const CUtensorMap* map, SourceLoc loc) {
 }
 
 void tma_load_2d(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1, SourceLoc loc) {
-  tma_load(smem_dst, map, bar, c0, c1, 0, false, false, "cp.async.bulk.tensor.2d (TMA load)", loc);
+  tma_load(smem_dst, map, bar, 0, c0, c1, 0, false, false, "cp.async.bulk.tensor.2d (TMA load)", loc);
 }
 
 void tma_load_3d(void*, const CUtensorMap*, uint64_t*, int32_t, int32_t, int32_t, SourceLoc loc) {
@@ -170,13 +198,14 @@ void tma_load_3d(void*, const CUtensorMap*, uint64_t*, int32_t, int32_t, int32_t
 
 void tma_load_2d_multicast(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1,
                            uint16_t cta_mask, SourceLoc loc) {
-  tma_load(smem_dst, map, bar, c0, c1, cta_mask, true, false, "cp.async.bulk.tensor.2d.multicast::cluster (TMA load)",
-           loc);
+  tma_load(smem_dst, map, bar, 0, c0, c1, cta_mask, true, false,
+           "cp.async.bulk.tensor.2d.multicast::cluster (TMA load)", loc);
 }
 
-void tma_load_2d_cta_pair(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1,
-                          SourceLoc loc) {
-  tma_load(smem_dst, map, bar, c0, c1, 0, false, true, "cp.async.bulk.tensor.2d.cta_group::2 (TMA load)", loc);
+void tma_load_2d_cta_pair_at(void* smem_dst, const CUtensorMap* map, uint32_t bar_addr, int32_t c0, int32_t c1,
+                             SourceLoc loc) {
+  tma_load(smem_dst, map, nullptr, bar_addr, c0, c1, 0, false, true, "cp.async.bulk.tensor.2d.cta_group::2 (TMA load)",
+           loc);
 }
 
 void tma_store_2d(const CUtensorMap* map, const void* smem_src, int32_t c0, int32_t c1, SourceLoc loc) {
@@ -284,10 +313,10 @@ void tma_load_2d_multicast(void* smem_dst, const CUtensorMap* map, uint64_t* bar
   emu::tma_load_2d_multicast(smem_dst, map, bar, c0, c1, cta_mask, loc);
   emu::trace_event(TraceKind::tma_load, bar, trace_coords(c0, c1));
 }
-void tma_load_2d_cta_pair(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1,
-                          SourceLoc loc) {
-  emu::tma_load_2d_cta_pair(smem_dst, map, bar, c0, c1, loc);
-  emu::trace_event(TraceKind::tma_load, bar, trace_coords(c0, c1));
+void tma_load_2d_cta_pair_at(void* smem_dst, const CUtensorMap* map, uint32_t bar_addr, int32_t c0, int32_t c1,
+                             SourceLoc loc) {
+  emu::tma_load_2d_cta_pair_at(smem_dst, map, bar_addr, c0, c1, loc);
+  emu::trace_event(TraceKind::tma_load, nullptr, trace_coords(c0, c1));
 }
 void tma_store_2d(const CUtensorMap* map, const void* smem_src, int32_t c0, int32_t c1, SourceLoc loc) {
   emu::tma_store_2d(map, smem_src, c0, c1, loc);

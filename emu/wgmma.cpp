@@ -292,8 +292,12 @@ void wgmma_wait_group_n(int n, SourceLoc loc) {
   f->wgmma_fenced = false;
 }
 
-// setmaxnreg (common/hopper/setmaxnreg.cuh): registers are not modelled, but the instruction is
-// .sync.aligned over the warpgroup: every thread of it executes the same setmaxnreg, convergently.
+// setmaxnreg (common/hopper/setmaxnreg.cuh), .sync.aligned over the warpgroup: every thread of it
+// executes the same setmaxnreg, convergently. The registers, as the PTX ISA describes them: each
+// CTA keeps a pool; .dec returns the warpgroup's registers above the new count to it, .inc takes
+// the registers it adds from it and blocks until the pool has them. A thread starts with what the
+// launch gave it (regs_at_launch: 64K registers per SM shared by the CTAs resident on it, as
+// __launch_bounds__(threads, CTAs per SM) has ptxas allocate), and the pool starts empty.
 void setmaxnreg_n(bool inc, int n, SourceLoc loc) {
   Fiber* f = enter(loc, inc ? "setmaxnreg.inc" : "setmaxnreg.dec");
   const char* what = inc ? "setmaxnreg.inc" : "setmaxnreg.dec";
@@ -301,13 +305,39 @@ void setmaxnreg_n(bool inc, int n, SourceLoc loc) {
   f->carg[0] = static_cast<uint64_t>(n);
   Wait w;
   w.what = what;
-  collective(wg.coll, 128, what, w, [what](std::vector<Fiber*>& all) {
+  collective(wg.coll, 128, what, w, [what, inc, n](std::vector<Fiber*>& all) {
     for (Fiber* m : all)
       if (m->carg[0] != all.front()->carg[0])
         fail_at(m, "setmaxnreg",
                 std::string(what) + " " + std::to_string(m->carg[0]) + " in thread " + std::to_string(m->tid) +
                     " and " + std::to_string(all.front()->carg[0]) + " in thread " + std::to_string(all.front()->tid) +
                     ": the warpgroup must execute it with one register count");
+    Cta& c = *all.front()->cta;
+    const int g = all.front()->tid / 128;
+    int& held = c.wg_regs[static_cast<size_t>(g)];
+    if (!inc) {
+      if (n < held) {
+        c.regs_free += int64_t{128} * (held - n);
+        held = n;
+        wake_all(c.reg_waiters);
+      }
+      return;
+    }
+    if (n <= held) return;
+    const int64_t need = int64_t{128} * (n - held);
+    Wait wr;
+    wr.kind = WaitKind::registers;
+    wr.what = what;
+    wr.cta = &c;
+    wr.id = static_cast<uint32_t>(g);
+    wr.a = static_cast<uint64_t>(n);
+    wr.b = static_cast<uint64_t>(need);
+    while (c.regs_free < need) {
+      c.reg_waiters.push_back(self());
+      block(wr);
+    }
+    c.regs_free -= need;
+    held = n;
   });
 }
 

@@ -25,8 +25,8 @@ GEMM_DEVICE void setmaxnreg_dec() {
 
 #elif defined(GEMM_EMULATED)
 
-// The emulator checks that a whole warpgroup executes it with one count (.sync.aligned); it
-// does not model registers.
+// The emulator checks that a whole warpgroup executes it with one count (.sync.aligned), and
+// models the CTA's register pool: an .inc waits until .decs have returned enough.
 void setmaxnreg_n(bool inc, int n, SourceLoc loc = SourceLoc::current());
 template <int N>
 void setmaxnreg_inc(SourceLoc loc = SourceLoc::current()) {

@@ -26,7 +26,8 @@
 //   6. alloc, dealloc, relinquish, mma and commit are all cta_group::2 (tcgen05.ld, wait and the
 //      fences take no cta_group). Both CTAs allocate the pair's TMEM after a cluster barrier (the
 //      peer is running) and free it after another (no MMA of the pair still writes it): cluster
-//      barriers replace the CTA barriers of set-up and teardown.
+//      barriers replace the CTA barriers of set-up and teardown. The shared memory keeps one CTA per
+//      SM (a static_assert), so that no other pair contends for the pair's TMEM.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -123,6 +124,9 @@ static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b
                   sizeof(SharedStorage::d[0]) % 1024 == 0,
               "every tile must start on a 1024-byte boundary");
 static_assert(sizeof(SharedStorage) <= kSmemLimit, "the ring and the staging buffer must fit in shared memory");
+// One CTA per SM, as the pair's TMEM needs: a pair that shared its SMs with another would contend
+// with it for their TMEM, and two pairs waiting in tcgen05.alloc for each other's columns deadlock.
+static_assert(sizeof(SharedStorage) > kSmemLimit / 2, "one CTA per SM: no other CTA pair shares this pair's TMEM");
 
 // Two fp32 accumulator cells (raw TMEM bits) rounded to fp16 and packed as D stores them: the
 // lower column in the low half.

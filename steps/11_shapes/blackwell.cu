@@ -154,6 +154,9 @@ static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b
                   sizeof(SharedStorage::d[0]) % 1024 == 0 && kBlockM * kTileK * sizeof(__half) % 1024 == 0,
               "every tile, and block 1 of A, must start on a 1024-byte boundary");
 static_assert(sizeof(SharedStorage) <= kSmemLimit, "the ring and the staging buffers must fit in shared memory");
+// One CTA per SM, as the pair's TMEM needs: a pair that shared its SMs with another would contend
+// with it for their TMEM, and two pairs waiting in tcgen05.alloc for each other's columns deadlock.
+static_assert(sizeof(SharedStorage) > kSmemLimit / 2, "one CTA per SM: no other CTA pair shares this pair's TMEM");
 
 // Where the parts of the split tiles meet (SplitK): for split unit u, part p, CTA rank r and
 // epilogue warpgroup (consumer) c, a partial sum at partials + (((u x parts + p) x kClusterM + r) x

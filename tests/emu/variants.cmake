@@ -187,12 +187,12 @@ gemm_add_step_variant(step10_blackwell_no_peer_ld2mma_arrive STEP 10 TRACK black
 # --- Step 10: a stage released by one MMA warp's commit --------------------------------------------
 # mma2tma[s] counts both MMA warps' commits; initialised for one, the first commit completes the
 # phase and the second one arrives on a phase it is not ordered after, or (depending on the schedule)
-# the producer refills the stage while the other MMA warp has not yet read it, and that MMA warp's
-# next wait on tma2mma falls two phases behind.
+# the producer refills the stage while the other MMA warp has not yet read it: that MMA warp's MMAs
+# still read it, or its next wait on tma2mma falls two phases behind.
 gemm_add_step_variant(step10_blackwell_release_count_1 STEP 10 TRACK blackwell
   REPLACE [=[mbarrier_init(&smem.mma2tma[s], kReleaseArrivals);]=]
   WITH [=[mbarrier_init(&smem.mma2tma[s], 1);]=]
-  EXPECT [=[^emulator: (more arrivals than the init count: @FILE@:@LINE_OF:tcgen05_commit_multicast<kCtaGroup>(&smem.mma2tma@: .*arrives on mbarrier 'mma2tma' stage [0-3] .*\(init count 1,|mbarrier wait two phases behind: @FILE@:@LINE_OF:mbarrier_wait(&smem.tma2mma@: .*role mma\) waits for parity [01] of mbarrier 'tma2mma' stage [0-3] )]=])
+  EXPECT [=[^emulator: (more arrivals than the init count: @FILE@:@LINE_OF:tcgen05_commit_multicast<kCtaGroup>(&smem.mma2tma@: .*arrives on mbarrier 'mma2tma' stage [0-3] .*\(init count 1,|mbarrier wait two phases behind: @FILE@:@LINE_OF:mbarrier_wait(&smem.tma2mma@: .*role mma\) waits for parity [01] of mbarrier 'tma2mma' stage [0-3] |shared memory overwritten while an asynchronous operation reads it: tcgen05\.mma \(A\) issued by .*role mma\) at @FILE@:@LINE_OF:tcgen05_mma_f16<kCtaGroup>(@ .*\(by a TMA load\))]=])
 
 # Steps 9-10, hopper track
 # --- The consumers' remote arrive on the peer's `empty` dropped ----------------------------------
@@ -226,24 +226,24 @@ foreach(step 09 10)
                         static_cast<int32_t>(n0 + rank * kBRowsPerCta), kClusterMask);]=]
     WITH [=[  tma_load_2d(smem.b[s] + rank * kBRowsPerCta * kTileK, map_b, &smem.full[s], k0, static_cast<int32_t>(n0 + rank * kBRowsPerCta));
   tma_load_2d(smem.b[s] + (rank ^ 1) * kBRowsPerCta * kTileK, map_b, &smem.full[s], k0, static_cast<int32_t>(n0 + (rank ^ 1) * kBRowsPerCta));]=]
-    EXPECT [=[^emulator: more arrivals than the init count: @FILE@:@LINE_OF:mbarrier_arrive_cluster(&smem.empty[s], r);@: mbarrier\.arrive\.shared::cluster arrives on mbarrier 'empty' stage [0-9]+ .*of CTA \([0-9]+,0,0\) \[cluster rank [01]\] .*is one more for phase [0-9]+.*a thread of another CTA of the cluster arrived for the next phase early]=])
+    EXPECT [=[^emulator: more arrivals than the init count: @FILE@:@LINE_OF:mbarrier_arrive_cluster(&smem.empty[s], r);@: mbarrier\.arrive\.relaxed\.shared::cluster arrives on mbarrier 'empty' stage [0-9]+ .*of CTA \([0-9]+,0,0\) \[cluster rank [01]\] .*is one more for phase [0-9]+.*a thread of another CTA of the cluster arrived for the next phase early]=])
 endforeach()
 # --- The producer's tail dropped ------------------------------------------------------------------
 # No cluster barrier ends the kernel: a CTA may exit once its producer has seen the last release of
 # every stage, the peer's remote arrivals among them. Without that tail a CTA that finishes first
 # exits while its peer's consumers still arrive on its `empty` barriers. Whether one does depends on
-# the schedule: at step 10's default shape the emulator's schedule of seed 2 does not expose it, so
-# step 10 runs at 257x264x200, where seeds 1-3 each do.
+# the schedule: step 10 runs at 257x264x200 with seeds 1, 3 and 5, whose schedules each do (2 and 4
+# do not).
 foreach(step 09 10)
   if(step STREQUAL "09")
-    set(shape "520x392x136")
+    set(shape SHAPE 520x392x136)
   else()
-    set(shape "257x264x200")
+    set(shape SHAPE 257x264x200 SEEDS 1 3 5)
   endif()
-  gemm_add_step_variant(step${step}_hopper_no_producer_tail STEP ${step} TRACK hopper SHAPE ${shape}
+  gemm_add_step_variant(step${step}_hopper_no_producer_tail STEP ${step} TRACK hopper ${shape}
     REPLACE [=[    mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer tail"});]=]
     WITH [=[    /* variant: the tail waits for nothing */]=]
-    EXPECT [=[^emulator: CTA exiting with peer traffic in flight: @FILE@:@LINE_OF:mbarrier_arrive_cluster(&smem.empty[s], r);@: mbarrier\.arrive\.shared::cluster reached mbarrier 'empty' stage [0-9]+ .*of CTA \([0-9]+,0,0\) \[cluster rank [01]\] after that CTA exited]=])
+    EXPECT [=[^emulator: CTA exiting with peer traffic in flight: @FILE@:@LINE_OF:mbarrier_arrive_cluster(&smem.empty[s], r);@: mbarrier\.arrive\.relaxed\.shared::cluster reached mbarrier 'empty' stage [0-9]+ .*of CTA \([0-9]+,0,0\) \[cluster rank [01]\] after that CTA exited]=])
 endforeach()
 # --- Step 10: a staging slot reused before its TMA store has read it -----------------------------
 # Each consumer stages box b in slot b % 2 and waits, before staging, until the store two boxes back
@@ -253,3 +253,121 @@ gemm_add_step_variant(step10_hopper_staging_slot_reused STEP 10 TRACK hopper
   REPLACE [=[if (t == 0) tma_store_wait_group_read<kStagingBoxes - 1>();]=]
   WITH [=[/* variant: the slot's previous store is not waited for */]=]
   EXPECT [=[^emulator: shared memory overwritten while an asynchronous operation reads it: @FILE@:@LINE_OF:fence_proxy_async_shared();@: .*role consumer\) \(found at its fence\.proxy\.async\.shared::cta at @FILE@:@LINE_OF:fence_proxy_async_shared();@\), while the TMA store group committed at @FILE@:@LINE_OF:tma_store_commit_group()@ by thread (128|256) still reads it]=])
+
+# --- setmaxnreg's register pool (hopper) ---------------------------------------------------------
+# The producer warpgroup never lowers its count: the consumers' setmaxnreg.inc waits for registers
+# the CTA's pool never gets (on hardware: a hang). The deadlock report names the instruction, the
+# registers it waits for and what each warpgroup holds.
+gemm_add_step_variant(step10_hopper_no_setmaxnreg_dec STEP 10 TRACK hopper
+  REPLACE [=[setmaxnreg_dec<kProducerRegs>();  // the whole warpgroup executes it (.sync.aligned)]=]
+  WITH [=[/* variant: the producer keeps its registers */]=]
+  EXPECT [=[^emulator: deadlock: .*at @FILE@:@LINE_OF:setmaxnreg_inc<kConsumerRegs>();@: setmaxnreg\.inc 232 \(warpgroup [12]\): waits for 8192 registers \(128 threads x \(232 - 168\)\), the CTA's pool has 0 free; the launch gave its 384 threads 168 registers each \(64512\), held now per thread: warpgroup 0 168, .* diagnosis: setmaxnreg\.inc 232 in CTA \([0-9]+,0,0\) \[cluster rank [01]\] warpgroup [12] waits for 8192 registers .*has not run setmaxnreg\.dec]=])
+
+# --- tcgen05.fence::after_thread_sync on the MMA warp's path from ld2mma (blackwell) --------------
+# The MMA warp waits on ld2mma (the epilogue has read the accumulator) before the tile's first
+# MMAs overwrite it. Here the wait comes after the K loop's fence, right before the first MMA:
+# nothing orders the MMAs after the epilogue's tcgen05.ld. (Dropping only the fence after the
+# ld2mma wait is no bug: the fence after the tma2mma wait that follows orders the MMAs after both
+# waits, tcgen05.fence::after_thread_sync ordering what follows it after every synchronisation
+# before it.)
+gemm_add_step_variant(step08_blackwell_ld2mma_wait_after_fence STEP 08 TRACK blackwell
+  REPLACE [=[    mbarrier_wait(&smem.ld2mma, static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"});
+    tcgen05_fence_after_thread_sync();]=]
+  WITH [=[    /* variant: the wait on ld2mma moved after the fence below */
+    tcgen05_fence_after_thread_sync();]=]
+  REPLACE [=[      tcgen05_fence_after_thread_sync();  // orders the MMAs below after the wait
+                                          // END SOLUTION step05]=]
+  WITH [=[      tcgen05_fence_after_thread_sync();  // orders the MMAs below after the wait
+      if (ks == 0) mbarrier_wait(&smem.ld2mma, static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"});]=]
+  EXPECT [=[^emulator: missing tcgen05\.fence::after_thread_sync: @FILE@:@LINE_OF:tcgen05_mma_f16<1>(tmem_acc@: tcgen05\.mma after a thread synchronisation \(its mbarrier wait at @FILE@:@LINE+7@\) that ordered it after other threads. work \(TMEM read by tcgen05\.ld\)]=])
+
+# --- A warp that is not converged at an .aligned cluster barrier (blackwell) ----------------------
+# In the producer and MMA warps one lane ran the role (and waited on mbarriers) while the others
+# went straight to the teardown; barrier.cluster.arrive.aligned needs the whole warp together, which
+# the teardown's warp_sync() restores.
+gemm_add_step_variant(step09_blackwell_no_warp_sync_before_cluster_sync STEP 09 TRACK blackwell
+  REPLACE [=[  warp_sync();
+  tcgen05_fence_before_thread_sync();
+  cluster_sync();]=]
+  WITH [=[  /* variant: no warp_sync() */
+  tcgen05_fence_before_thread_sync();
+  cluster_sync();]=]
+  EXPECT [=[^emulator: lanes not converged at a \.sync\.aligned instruction: @FILE@:@LINE+2@: barrier\.cluster\.arrive\.release\.aligned is reached by lane 0 of warp [45] after waiting on mbarrier '(empty|mma2tma|tma2mma|ld2mma)' .* and by lane [0-9]+, which did not wait there]=])
+
+# --- A stage released through relaxed remote arrives before the warp's own wgmma.wait_group --------
+# (hopper, step 9) The release tells the producers of both CTAs that the stage's wgmmas have
+# finished reading it; a relaxed arrive orders execution, which is all a write after a read needs,
+# but here it comes before the wait: the next TMA load into the stage is not ordered after the
+# warp's wgmmas, and is caught whatever the schedule.
+gemm_add_step_variant(step09_hopper_release_before_wait STEP 09 TRACK hopper
+  REPLACE [=[    wgmma_wait_group<1>();  // this warp's share of slice ks-1's wgmmas has finished reading its stage]=]
+  WITH [=[    if (ks > 0 && lane_id() == 0) release(smem, release_stage);  wgmma_wait_group<1>();]=]
+  REPLACE [=[    if (ks > 0 && lane_id() == 0) release(smem, release_stage);]=] WITH "/* variant: moved before the wait */"
+  EXPECT [=[^emulator: shared memory overwritten while an asynchronous operation reads it: @FILE@:@LINE_OF:tma_load_2d(smem.a[s]@: .*warp [0-9]+'s share of the wgmma group committed at @FILE@:@LINE_OF:wgmma_commit_group();@.*arrived on mbarrier 'empty' stage [0-9] .*at @FILE@:@LINE_OF:mbarrier_arrive_cluster(&smem.empty[s], r);@ before its wgmma\.wait_group covered this group]=])
+
+# --- A CTA pair's TMA load completing on the wrong barrier (blackwell) ----------------------------
+# tma_load_2d_cta_pair computes the leader's barrier address (mapa to rank & ~1, cta_pair_barrier)
+# and the emulator credits the barrier that address names. Here the B load passes the CTA's own
+# address, as a wrapper without the mapa would: the odd CTA's bytes would land on its own barrier.
+gemm_add_step_variant(step09_blackwell_pair_load_without_mapa STEP 09 TRACK blackwell
+  REPLACE [=[  tma_load_2d_cta_pair(smem.b[s], map_b, &smem.tma2mma[s], k0, static_cast<int32_t>(n0 + rank * kBRowsPerCta));]=]
+  WITH [=[  tma_load_2d_cta_pair_at(smem.b[s], map_b, smem_addr(&smem.tma2mma[s]), k0, static_cast<int32_t>(n0 + rank * kBRowsPerCta), SourceLoc::current());]=]
+  EXPECT [=[^emulator: cta_group::2 TMA load not crediting the leader's barrier: @FILE@:@LINE@: cp\.async\.bulk\.tensor\.2d\.cta_group::2 \(TMA load\) by CTA \(1,0,0\) \[cluster rank 1\] completes its bytes on mbarrier at shared 0x[0-9a-f]+ of CTA \(1,0,0\) \[cluster rank 1\], the odd CTA of the pair: .*on its own barrier \((at shared 0x[0-9a-f]+|'tma2mma' stage [0-9] )]=])
+
+# --- The pair's TMEM instructions, across the pair (blackwell) ------------------------------------
+# One warp of each CTA executes tcgen05.alloc.cta_group::2 (and dealloc, relinquish), the same warp
+# with the same slot and columns: here the odd CTA allocates from warp 1.
+gemm_add_step_variant(step10_blackwell_pair_alloc_other_warp STEP 10 TRACK blackwell
+  REPLACE [=[  if (warp == 0) {
+    tmem_alloc<kCtaGroup, kTmemColumns>(&smem.tmem_base);]=]
+  WITH [=[  if (warp == static_cast<int>(rank)) {
+    tmem_alloc<kCtaGroup, kTmemColumns>(&smem.tmem_base);]=]
+  EXPECT [=[^emulator: CTA pair instruction differs between the CTAs: @FILE@:@LINE+1@: tcgen05\.alloc\.cta_group::2 executed by CTA \(0,0,0\) \[cluster rank 0\] warp 0 at @FILE@:@LINE+1@ and by CTA \(1,0,0\) \[cluster rank 1\] warp 1 at @FILE@:@LINE+1@ from warp 0 in one CTA and warp 1 in the other]=])
+# --- TMEM is per SM: a ring shallow enough for two CTAs per SM (blackwell) ------------------------
+# With one stage the shared memory lets two CTAs share an SM (the static_assert that pins one CTA
+# per SM taken out): the two pairs of the persistent grid on the tests' 2 SMs each allocate all
+# 512 columns of their SMs' TMEM.
+gemm_add_step_variant(step10_blackwell_two_ctas_per_sm STEP 10 TRACK blackwell
+  REPLACE [=[constexpr int kStages = 4;]=] WITH [=[constexpr int kStages = 1;]=]
+  REPLACE [=[static_assert(sizeof(SharedStorage) > kSmemLimit / 2, "one CTA per SM: no other CTA pair shares this pair's TMEM");]=]
+  WITH [=[/* variant: no static_assert pinning one CTA per SM */]=]
+  EXPECT [=[^emulator: TMEM contention between co-resident CTAs: @FILE@:@LINE_OF:tmem_alloc<kCtaGroup, kTmemColumns>(&smem.tmem_base);@: tcgen05\.alloc\.cta_group::2 of 512 columns in CTA \([0-3],0,0\) \[cluster rank [01]\], which the launch places on SM [01] beside CTA \([0-3],0,0\) \[cluster rank [01]\] of another cluster \(shared memory and threads let 2 CTAs reside on an SM at once\)]=])
+
+# --- Step 11: the split of the last wave through global memory ------------------------------------
+# The parts of a split tile meet in scratch (common/scratch.h): each stores its partial sum, then
+# thread 0 of its warpgroup takes a ticket between two fence.acq_rel.gpu. The emulator lets a CTA
+# read another's writes only through a release of the writer's CTA that the signal (the ticket)
+# carries and an acquire of the reader's CTA after it. At 200x256x1536 on 4 SMs the one tile is
+# split in two parts, run by the two clusters one after the other in a seeded order: the part that
+# takes the last ticket reads the other's slot. Two seeds each: a run costs a second or two (24 K
+# slices); the fences dropped show on either order of the clusters, the wrong part on one.
+set(split_shape SHAPE 200x256x1536 SMS 4 SEEDS 1 2)
+# The release fence before the ticket dropped: the writer's later fence (the acquire after its
+# ticket) does release the slot, but after the ticket, which so carries nothing.
+foreach(track hopper blackwell)
+  if(track STREQUAL "hopper")
+    set(c "c")
+  else()
+    set(c "consumer")
+  endif()
+  gemm_add_step_variant(step11_${track}_no_release_before_ticket STEP 11 TRACK ${track} ${split_shape}
+    REPLACE "    fence_acq_rel_gpu();\n    smem.ticket[${c}] = atomic_add_gpu(ticket, 1);"
+    WITH "    /* variant: no release before the ticket */\n    smem.ticket[${c}] = atomic_add_gpu(ticket, 1);"
+    EXPECT [=[^emulator: global memory read without release/acquire: @FILE@:[0-9]+: a load of global memory by CTA \([0-9]+,0,0\) .* reads 0x[0-9a-f]+ \(scratch data, word [0-9]+\), which CTA \([0-9]+,0,0\) thread [0-9]+ wrote in this launch \(before its [^)]* at @FILE@:[0-9]+\) and released at its fence\.acq_rel\.gpu at @FILE@:@LINE+2@ .*but no acquire of CTA .* synchronises with that release: the release must come before the signal]=])
+endforeach()
+# The acquire fence after the ticket dropped: the ticket's atomic read the other part's release,
+# but nothing acquires it.
+gemm_add_step_variant(step11_hopper_no_acquire_after_ticket STEP 11 TRACK hopper ${split_shape}
+  REPLACE [=[    smem.ticket[c] = atomic_add_gpu(ticket, 1);
+    fence_acq_rel_gpu();]=]
+  WITH [=[    smem.ticket[c] = atomic_add_gpu(ticket, 1);
+    /* variant: no acquire after the ticket */]=]
+  EXPECT [=[^emulator: global memory read without release/acquire: @FILE@:[0-9]+: a load of global memory .* reads 0x[0-9a-f]+ \(scratch data, word [0-9]+\), which CTA \([0-9]+,0,0\) thread [0-9]+ wrote in this launch .* and released at its fence\.acq_rel\.gpu at @FILE@:@LINE-1@ .*'s atomic at @FILE@:@LINE@ read a value that release reached, and no fence\.acq_rel\.gpu followed it]=])
+# The wrong part taken for the last one: the part with the highest index instead of the part that
+# took the last ticket. When that part runs first, it reads the other part's slot before anything
+# wrote it; seeds 1 and 2 order the two clusters so (seed 3 runs them the other way round, where
+# the wrong choice happens to be right and D is too).
+gemm_add_step_variant(step11_hopper_wrong_last_part STEP 11 TRACK hopper ${split_shape}
+  REPLACE [=[if (smem.ticket[c] != static_cast<uint32_t>(item.parts - 1)) return false;]=]
+  WITH [=[if (item.part != item.parts - 1) return false;]=]
+  EXPECT [=[^emulator: global memory read of data no thread wrote: @FILE@:[0-9]+: a load of global memory .* reads 0x[0-9a-f]+ \(scratch data, word [0-9]+\), which no thread has written in this launch]=])

@@ -6,7 +6,8 @@
 // Covered: common/tma.cuh (all but the sm_100 cta_group::2 load: tests/ptx/tma_sm100a.cu),
 // common/mbarrier.cuh, common/cluster.cuh, common/fence.cuh, common/warp.cuh,
 // common/named_barrier.cuh, common/smem.cuh, common/hopper/wgmma.cuh (N = 128 and 256, fence,
-// commit, wait), common/hopper/wgmma_desc.cuh, common/hopper/setmaxnreg.cuh.
+// commit, wait), common/hopper/wgmma_desc.cuh, common/hopper/setmaxnreg.cuh,
+// common/global_memory.cuh.
 #include <cuda.h>
 #include <cuda_fp16.h>
 
@@ -14,6 +15,7 @@
 
 #include "common/cluster.cuh"
 #include "common/fence.cuh"
+#include "common/global_memory.cuh"
 #include "common/hopper/setmaxnreg.cuh"
 #include "common/hopper/wgmma.cuh"
 #include "common/hopper/wgmma_desc.cuh"
@@ -143,6 +145,16 @@ __global__ void __launch_bounds__(384, 1) wgmma_setmaxnreg_kernel(float* out128,
     hopper::setmaxnreg_inc<232>();
     consumer<256>(s, out256);
   }
+}
+
+// Global memory between CTAs: a ticket between two fences, and a flag's release and acquire sides.
+__global__ void __launch_bounds__(128) global_memory_kernel(uint32_t* counter, uint32_t* flag, uint32_t* out) {
+  fence_acq_rel_gpu();
+  out[threadIdx.x] = atomic_add_gpu(counter, 1);
+  fence_acq_rel_gpu();
+  red_release_add_gpu(counter, 1);
+  if (threadIdx.x == 0) st_release_gpu(flag, 1);
+  out[threadIdx.x + 128] = ld_acquire_gpu(flag);
 }
 
 }  // namespace gemm::ptx_check

@@ -56,5 +56,29 @@ Status d_written_twice(const Problem& p);                    // two CTAs write t
 Status write_outside_d(const Problem& p);                    // a store one row past D
 Status cta_pair_ok(const Problem& p);                        // the working cta_group::2 kernel (control)
 Status cta_pair_n128_ok(const Problem& p);                   // the same at M256 N128: 64 rows of B per CTA
+Status pair_load_own_barrier(const Problem& p);  // the pair's TMA loads credit each CTA's own barrier (no mapa)
+Status pair_alloc_other_warp(
+    const Problem& p);  // tcgen05.alloc.cta_group::2 from warp 0 in one CTA, warp 1 in the other
+Status pair_alloc_leader_only(const Problem& p);    // the odd CTA never executes the pair's tcgen05.alloc
+Status pair_tmem_fits(const Problem& p);            // two co-resident pairs of 256 TMEM columns each (control)
+Status pair_tmem_contention(const Problem& p);      // two co-resident pairs of 512 columns each: per SM, too many
+Status cluster_sync_diverged(const Problem& p);     // lane 0 waits alone, then the warp's cluster_sync, no warp_sync
+Status cluster_sync_reconverged(const Problem& p);  // the same with the warp_sync (control)
+Status staged_relaxed_arrive(const Problem& p);     // stores published by a relaxed arrive before a TMA store
+Status staged_release_arrive(const Problem& p);     // the same with a release arrive (control)
+// Global memory between CTAs: CTA 0 of a 2-CTA cluster writes data and raises a flag in scratch
+// (common/scratch.h), CTA 1 waits for it and reads the data.
+enum class FlagProtocol {
+  release_store,           // st.release / ld.acquire (works)
+  fence_atomic,            // fence.acq_rel + atomic / atomic + fence.acq_rel (works)
+  plain_store,             // the flag raised with a plain store: no release
+  atomic_without_release,  // the writer's atomic with no fence before it
+  atomic_without_acquire,  // the reader's atomic with no fence after it
+  never_written,           // the flag raised, the data never written
+};
+Status flag_protocol(FlagProtocol protocol, const Problem& p);
+Status counter_left_nonzero(const Problem& p);  // a scratch counter incremented and never reset
+Status setmaxnreg_pool(const Problem& p);       // a producer lowers its registers, a consumer raises its (control)
+Status setmaxnreg_no_dec(const Problem& p);     // the consumer's setmaxnreg.inc with no .dec to feed the pool
 
 }  // namespace gemm::broken

@@ -68,7 +68,9 @@ struct alignas(1024) PairStorage {
   uint32_t tmem;
 };
 
-template <bool kClusterSyncBeforeDealloc, int kN>
+// kMapa false: the loads complete on the barrier at the CTA's own address, without the mapa to the
+// leader that tma_load_2d_cta_pair computes (cta_pair_barrier): the odd CTA credits its own.
+template <bool kClusterSyncBeforeDealloc, int kN, bool kMapa = true>
 __global__ void pair_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                             __half* D) {
   PairStorage<kN>& s = dynamic_smem<PairStorage<kN>>();
@@ -86,8 +88,15 @@ __global__ void pair_kernel(const __grid_constant__ CUtensorMap map_a, const __g
 
   if (threadIdx.x == 0) {
     if (rank == 0) mbarrier_arrive_expect_tx(&s.full, 2 * (128 + kN / 2) * 64 * 2);  // the pair's A and B
-    tma_load_2d_cta_pair(s.a, &map_a, &s.full, 0, static_cast<int32_t>(128 * rank));
-    tma_load_2d_cta_pair(s.b, &map_b, &s.full, 0, static_cast<int32_t>(kN / 2 * rank));
+    if constexpr (kMapa) {
+      tma_load_2d_cta_pair(s.a, &map_a, &s.full, 0, static_cast<int32_t>(128 * rank));
+      tma_load_2d_cta_pair(s.b, &map_b, &s.full, 0, static_cast<int32_t>(kN / 2 * rank));
+    } else {
+      tma_load_2d_cta_pair_at(s.a, &map_a, smem_addr(&s.full), 0, static_cast<int32_t>(128 * rank),
+                              SourceLoc::current());
+      tma_load_2d_cta_pair_at(s.b, &map_b, smem_addr(&s.full), 0, static_cast<int32_t>(kN / 2 * rank),
+                              SourceLoc::current());
+    }
   }
   if (rank == 0 && threadIdx.x == 0) {
     mbarrier_wait(&s.full, 0, WaitTag{"full", "mma"});
@@ -117,6 +126,70 @@ __global__ void pair_kernel(const __grid_constant__ CUtensorMap map_a, const __g
   if constexpr (!kClusterSyncBeforeDealloc) cluster_sync();  // no exit while the peer still runs
 }
 
+// Lane 0 of warp 0 loads a box and waits for it, alone; the other lanes go straight on. Without a
+// warp_sync the lanes reach the cluster barrier (.aligned) apart.
+template <bool kWarpSync>
+__global__ void lane0_then_cluster_sync(const __grid_constant__ CUtensorMap map) {
+  Small& s = dynamic_smem<Small>();
+  if (threadIdx.x == 0) {
+    mbarrier_init(&s.bar, 1);
+    fence_mbarrier_init();
+  }
+  cluster_sync();
+  if (threadIdx.x == 0) {
+    mbarrier_arrive_expect_tx(&s.bar, 128 * 64 * 2);
+    tma_load_2d(s.tile, &map, &s.bar, 0, 0);
+    mbarrier_wait(&s.bar, 0, WaitTag{"bar", "loader"});
+  }
+  if constexpr (kWarpSync) warp_sync();
+  cluster_sync();
+}
+
+// Warp 1 writes a box into shared memory and tells warp 0 so through an mbarrier; warp 0's lane 0
+// then stores the box (TMA). A release arrive (mbarrier.arrive) orders the writes before the TMA
+// store; a relaxed one (mbarrier_arrive_cluster, to this CTA's own barrier) orders execution only.
+template <bool kRelaxed>
+__global__ void staged_then_stored(const __grid_constant__ CUtensorMap map_d) {
+  Small& s = dynamic_smem<Small>();
+  if (threadIdx.x == 0) {
+    mbarrier_init(&s.bar, 32);
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+  if (warp_id() == 1) {
+    for (int i = lane_id(); i < 128 * 64; i += 32) s.tile[i] = __float2half(0.0f);
+    fence_proxy_async_shared();
+    if constexpr (kRelaxed) mbarrier_arrive_cluster(&s.bar, cluster_ctarank());
+    else mbarrier_arrive(&s.bar);
+  } else if (lane_id() == 0) {
+    mbarrier_wait(&s.bar, 0, WaitTag{"bar", "storer"});
+    tma_store_2d(&map_d, s.tile, 0, 0);
+    tma_store_commit_group();
+    tma_store_wait_group_read<0>();
+  }
+}
+
+// The pair's TMEM allocation alone: warp `alloc_warp` of each CTA (or none in the odd CTA:
+// alloc_warp < 0 there) allocates kColumns with cta_group::2 between cluster barriers, then frees them.
+template <uint32_t kColumns>
+__global__ void pair_alloc_kernel(int odd_alloc_warp) {
+  uint32_t& slot = dynamic_smem<uint32_t>();
+  const int alloc_warp = cluster_ctarank() % 2 == 0 ? 0 : odd_alloc_warp;
+  cluster_sync();
+  if (warp_id() == alloc_warp) {
+    tmem_alloc<2, kColumns>(&slot);
+    tmem_relinquish_alloc_permit<2>();
+  }
+  tcgen05_fence_before_thread_sync();
+  cluster_sync();
+  tcgen05_fence_after_thread_sync();
+  const uint32_t tmem = slot;
+  tcgen05_fence_before_thread_sync();
+  cluster_sync();
+  tcgen05_fence_after_thread_sync();
+  if (warp_id() == alloc_warp) tmem_dealloc<2, kColumns>(tmem);
+}
+
 __global__ void write_tile0(__half* D) {
   if (threadIdx.x == 0) D[0] = __float2half(1.0f);
 }
@@ -136,6 +209,36 @@ Status remote_arrive_before_cluster_sync(const Problem&) {
   return launch(cl::early_remote_arrive, cfg);
 }
 
+namespace {
+template <bool kWarpSync>
+Status lane0_then_cluster_sync(const Problem& p) {
+  CUtensorMap map;
+  if (Status s = make_tensor_map_2d(&map, p.a, p.m, p.k, 128, 64, Swizzle::b128); !s.ok()) return s;
+  LaunchConfig cfg;
+  cfg.grid = dim3(2);
+  cfg.cluster = dim3(2);
+  cfg.block = dim3(64);
+  cfg.smem_bytes = smem_bytes<cl::Small>();
+  return launch(cl::lane0_then_cluster_sync<kWarpSync>, cfg, map);
+}
+
+template <bool kRelaxed>
+Status staged_then_stored(const Problem& p) {
+  CUtensorMap map;
+  if (Status s = make_tensor_map_2d(&map, p.d, p.m, p.n, 128, 64, Swizzle::b128); !s.ok()) return s;
+  LaunchConfig cfg;
+  cfg.block = dim3(64);
+  cfg.smem_bytes = smem_bytes<cl::Small>();
+  return launch(cl::staged_then_stored<kRelaxed>, cfg, map);
+}
+}  // namespace
+
+Status staged_relaxed_arrive(const Problem& p) { return staged_then_stored<true>(p); }
+Status staged_release_arrive(const Problem& p) { return staged_then_stored<false>(p); }
+
+Status cluster_sync_diverged(const Problem& p) { return lane0_then_cluster_sync<false>(p); }
+Status cluster_sync_reconverged(const Problem& p) { return lane0_then_cluster_sync<true>(p); }
+
 Status exit_with_peer_traffic(const Problem& p) {
   CUtensorMap map;
   if (Status s = make_tensor_map_2d(&map, p.a, p.m, p.k, 128, 64, Swizzle::b128); !s.ok()) return s;
@@ -148,7 +251,7 @@ Status exit_with_peer_traffic(const Problem& p) {
 }
 
 namespace {
-template <bool kOk, int kN>
+template <bool kOk, int kN, bool kMapa = true>
 Status pair(const Problem& p) {
   if (p.m != 256 || p.n != kN || p.k != 64)
     return Status::failure(kN == 256 ? "shape: this pair kernel computes 256x256x64"
@@ -161,13 +264,34 @@ Status pair(const Problem& p) {
   cfg.cluster = dim3(2);
   cfg.block = dim3(128);
   cfg.smem_bytes = smem_bytes<cl::PairStorage<kN>>();
-  return launch(cl::pair_kernel<kOk, kN>, cfg, map_a, map_b, p.d);
+  return launch(cl::pair_kernel<kOk, kN, kMapa>, cfg, map_a, map_b, p.d);
 }
 }  // namespace
 
 Status pair_dealloc_without_cluster_sync(const Problem& p) { return pair<false, 256>(p); }
 Status cta_pair_ok(const Problem& p) { return pair<true, 256>(p); }
 Status cta_pair_n128_ok(const Problem& p) { return pair<true, 128>(p); }
+Status pair_load_own_barrier(const Problem& p) { return pair<true, 256, false>(p); }
+
+namespace {
+// `ctas` CTAs in clusters of two, 64 threads each, `smem` bytes of shared memory each.
+template <uint32_t kColumns>
+Status pair_alloc(int ctas, int odd_alloc_warp, size_t smem) {
+  LaunchConfig cfg;
+  cfg.grid = dim3(static_cast<unsigned>(ctas));
+  cfg.cluster = dim3(2);
+  cfg.block = dim3(64);
+  cfg.smem_bytes = smem;
+  return launch(cl::pair_alloc_kernel<kColumns>, cfg, odd_alloc_warp);
+}
+}  // namespace
+
+Status pair_alloc_other_warp(const Problem&) { return pair_alloc<256>(2, 1, 1024); }
+Status pair_alloc_leader_only(const Problem&) { return pair_alloc<256>(2, -1, 1024); }
+// Two pairs on the tests' 2 emulated SMs, shared memory for two CTAs per SM: each pair's CTAs share
+// their SMs with the other pair's.
+Status pair_tmem_fits(const Problem&) { return pair_alloc<256>(4, 0, 100 * 1024); }
+Status pair_tmem_contention(const Problem&) { return pair_alloc<512>(4, 0, 100 * 1024); }
 
 Status d_written_twice(const Problem& p) {
   LaunchConfig cfg;

@@ -62,13 +62,15 @@ __global__ void __launch_bounds__(kThreads)
     if constexpr (bug != Bug::barrier_not_fenced) fence_mbarrier_init();
   }
   __syncthreads();
+  // A lone warpgroup can only give registers back to the CTA's pool (setmaxnreg.dec): an .inc would
+  // wait for ever. The whole warpgroup executes it, with one count (.sync.aligned).
   if constexpr (bug == Bug::setmaxnreg_partial) {
-    if (warp_id() != 3) setmaxnreg_inc<232>();
+    if (warp_id() != 3) setmaxnreg_dec<80>();
   } else if constexpr (bug == Bug::setmaxnreg_mismatch) {
-    if (warp_id() != 3) setmaxnreg_inc<232>();
-    else setmaxnreg_inc<240>();
+    if (warp_id() != 3) setmaxnreg_dec<80>();
+    else setmaxnreg_dec<72>();
   } else {
-    setmaxnreg_inc<232>();  // the whole warpgroup, one count (.sync.aligned)
+    setmaxnreg_dec<80>();
   }
 
   float acc[2][kAccRegs];
@@ -143,7 +145,33 @@ Status run(const Problem& p) {
   return launch(kernel<bug>, cfg, map_a, map_b, map_d, p.a, p.b, p.m, p.n, p.k);
 }
 
+// setmaxnreg's register pool: two warpgroups, the first lowers its count to 24 and the second
+// raises its to 232, as step 7's producer and consumer do. Two CTAs fit on an SM (shared memory),
+// so each thread starts with 65536 / (2 x 256) = 128 registers: the .dec returns 128 x 104, the .inc
+// takes as many. With kDec false the first warpgroup never lowers its count, and the .inc waits for
+// ever.
+template <bool kDec>
+__global__ void __launch_bounds__(256, 2) registers_kernel() {
+  if (threadIdx.x / 128 == 0) {
+    if constexpr (kDec) setmaxnreg_dec<24>();
+  } else {
+    setmaxnreg_inc<232>();
+  }
+  __syncthreads();
+}
+
+template <bool kDec>
+Status registers(const Problem&) {
+  LaunchConfig cfg;
+  cfg.block = dim3(256);
+  cfg.smem_bytes = 100 * 1024;  // two CTAs per SM
+  return launch(registers_kernel<kDec>, cfg);
+}
+
 }  // namespace hp
+
+Status setmaxnreg_pool(const Problem& p) { return hp::registers<true>(p); }
+Status setmaxnreg_no_dec(const Problem& p) { return hp::registers<false>(p); }
 
 Status hopper(Bug bug, const Problem& p) {
   switch (bug) {
