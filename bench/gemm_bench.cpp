@@ -69,10 +69,13 @@ namespace {
 
 using namespace gemm;
 
-// The ragged sizes each beside the aligned size nearest to it (3000^3 and 3072^3, 4001x1000x2056 and
-// 4096x1024x2048), so that one run shows what raggedness costs (docs/shape-performance.md).
+// The small and skinny outputs first (fewer tiles than the GPU has SMs: step 11's lesson), then the
+// ragged sizes each beside the aligned size nearest to it (3000^3 and 3072^3, 4001x1000x2056 and
+// 4096x1024x2048), so that one run shows what raggedness costs (docs/shape-performance.md), then
+// the large ones.
 constexpr const char* kDefaultSizes =
-    "1024,2048,3000,3072,4001x1000x2056,4096x1024x2048,4096,8192,8192x2048x4096,2048x8192x8192";
+    "1024,512x4096x4096,256x8192x8192,16384x128x4096,2048,3000,3072,4001x1000x2056,4096x1024x2048,4096,5120,8192,"
+    "8192x2048x4096,2048x8192x8192";
 constexpr uint64_t kSeed = 1;             // the hash seed of every input (harness/hash.h)
 constexpr double kDefaultMinTime = 0.05;  // seconds of the step's own time per repetition
 constexpr int kL2Factor = 3;              // the rotation holds at least 3x the L2

@@ -4,10 +4,12 @@
 //   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
 //
 // D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: a resident grid of 2-CTA
-// clusters (step 10's kernel: 128x256 tiles, one producer and TWO consumer warpgroups per CTA)
-// that loop over work items: whole tiles, and in the last wave parts of tiles split along K.
+// clusters (step 10's kernel: 128-row tiles, one producer and TWO consumer warpgroups per CTA)
+// that loop over work items: whole tiles, and in the last wave parts of tiles split along K. The
+// tile's width, 64 to 256 columns, is chosen per problem.
 //
-// What this step adds (to step 10): the work fitted to the machine, the last wave split along K.
+// What this step adds (to step 10): the work fitted to the machine: the last wave split along K,
+// and the tile's width chosen per problem.
 //   1. With T tiles for C clusters, the last wave has only T % C tiles and leaves the other
 //      clusters idle for a whole tile's time. SplitK (common/split_k.cuh) cuts each of those tiles
 //      along K into S <= C / (T % C) parts of at least kMinSplitSlices K slices, at most kMaxSplits
@@ -24,6 +26,12 @@
 //      tile through the usual epilogue and zeroes the ticket for the next launch.
 //   5. The launcher launches every cluster that has an item when the last wave is split
 //      (SplitK::grid), and finds the scratch for the split tiles.
+//   6. The kernel is a template on the tile's width kTileN (64, 128, 192 or 256 columns; 128 rows
+//      as step 10's default): what depends on it (the ring's depth, the staging, the wgmma's N)
+//      is a variable template of kTileN. Step 10's 256x128 build option is gone: width is the knob.
+//   7. choose_tile_n: run() picks the width whose busiest cluster has the least work, counted in
+//      K slices of its tiles and parts, each slice weighted by its cost (kSliceCost), from the
+//      problem's shape and the clusters the GPU holds. No timing at run time.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -53,15 +61,10 @@ namespace gemm::step11::hopper {
 
 using namespace gemm::hopper;
 
-// The CTA tile: kTileM x kTileN with kTileM * kTileN = 128 x 256, rows split between the two
-// consumer warpgroups. 128 x 256 by default; -DGEMM_STEP11_TILE_M=256 builds 256 x 128.
-#if defined(GEMM_STEP11_TILE_M)
-constexpr int kTileM = GEMM_STEP11_TILE_M;
-#else
+// The CTA tile: kTileM x kTileN, rows split between the two consumer warpgroups; kTileN, the
+// width, is the kernel's template parameter, one of kTileWidths (choose_tile_n picks it).
 constexpr int kTileM = 128;
-#endif
-constexpr int kTileN = 128 * 256 / kTileM;
-static_assert(kTileM == 128 || kTileM == 256, "the CTA tile is 128x256 or 256x128");
+constexpr int kTileWidths[] = {256, 192, 128, 64};
 constexpr int kTileK = 64;   // one 128-byte swizzle atom of fp16
 constexpr int kWgmmaM = 64;  // rows per wgmma
 constexpr int kWgmmaK = 16;
@@ -70,12 +73,11 @@ constexpr int kWgmmaK = 16;
 constexpr int kConsumers = 2;
 constexpr int kConsumerRows = kTileM / kConsumers;
 constexpr int kConsumerHalves = kConsumerRows / kWgmmaM;
+template <int kTileN>
 constexpr int kAccRegs = kWgmmaAccRegs<kTileN>;  // f32 registers per thread per 64-row wgmma
-static_assert(kConsumerHalves * kAccRegs == 128, "128 accumulator registers per consumer thread");
-// The ring: as deep as fits beside the staging buffers (the static_assert below).
-constexpr int kStages = 4;
 // CTAs per cluster, along M: they share the B tile. Each loads kTileN / kClusterM rows of it.
 constexpr int kClusterM = 2;
+template <int kTileN>
 constexpr int kBRowsPerCta = kTileN / kClusterM;
 constexpr uint16_t kClusterMask = (1u << kClusterM) - 1;  // multicast to every CTA of the cluster
 // Three warpgroups: the producer first, then the two consumers (wgmma needs whole, aligned
@@ -94,17 +96,18 @@ static_assert(kProducerRegs + kConsumers * kConsumerRegs == (1 + kConsumers) * 1
 // Named barriers of the two consumers' epilogues: ids 1 and 2 (0 is __syncthreads).
 constexpr uint32_t kFirstEpilogueBarrier = 1;
 // The output tile is stored as boxes of kConsumerRows rows x 64 columns (a SW128 box row is at most
-// 128 bytes). A consumer's staging buffer is 16 KB, so that a fourth stage fits: kStagingBoxes slots
-// of one box each, used in turn, so that one box is staged while the TMA store of the box before it
-// still reads its own slot.
+// 128 bytes). A consumer's staging buffer holds kStagingBoxes slots of one box each, used in turn,
+// so that one box is staged while the TMA store of the box before it still reads its own slot: two
+// slots (16 KB), or one per box where the boxes are odd in number.
 constexpr int kStoreCols = 64;
+template <int kTileN>
 constexpr int kStoreBoxes = kTileN / kStoreCols;
-constexpr int kStagingBoxes = 16384 / (kConsumerRows * kStoreCols * 2);
-static_assert(kStoreBoxes % kStagingBoxes == 0, "each tile's first box must find the first slot next in turn");
+template <int kTileN>
+constexpr int kStagingBoxes = kStoreBoxes<kTileN> % 2 == 0 ? 2 : kStoreBoxes<kTileN>;
 // Bytes one K slice brings into a CTA's shared memory: what its `full` expects per phase. That is
 // its own A box plus the WHOLE B tile: one half from its own multicast, one from its peer's.
+template <int kTileN>
 constexpr uint32_t kStageBytes = (kTileM + kTileN) * kTileK * sizeof(__half);
-static_assert(kStageBytes == 49152, "A + B of a 128 x 256 tile, 64 wide in K, fp16");
 // A stage is free once every consumer warp of both consumer warpgroups of both CTAs has seen its
 // wgmmas complete: lane 0 of each warp arrives on the stage's `empty` in its own CTA and the peer.
 constexpr uint32_t kReleaseArrivals = kClusterM * kConsumers * (kWarpgroupSize / kWarpSize);
@@ -122,24 +125,43 @@ constexpr int kMaxSplits = 16;
 #endif
 // A consumer's rows of a split tile in fp32: its 128 threads' 128 accumulators, as float4s in the
 // order [register / 4][thread] (a warp's 32 float4 accesses are 512 contiguous bytes).
-constexpr int kPartialFloat4s = kConsumerHalves * kAccRegs / 4 * kWarpgroupSize;
+template <int kTileN>
+constexpr int kPartialFloat4s = kConsumerHalves * kAccRegs<kTileN> / 4 * kWarpgroupSize;
 // What one CTA may have on the GPUs of this track (H100, H200: 227 KB of dynamic shared memory).
 constexpr size_t kSmemLimit = 227 * 1024;
+// The ring: as deep as fits beside the staging buffers and 1 KB for the barriers, at most 8 stages:
+// 4 at 256 and 192 columns, 6 at 128, 8 at 64 (the static_assert on SharedStorage checks the fit).
+template <int kTileN>
+constexpr int ring_stages() {
+  const size_t staging = kConsumers * kStagingBoxes<kTileN> * kConsumerRows * kStoreCols * sizeof(__half);
+  const int fit = static_cast<int>((kSmemLimit - 1024 - staging) / kStageBytes<kTileN>);
+  return fit < 8 ? fit : 8;
+}
+template <int kTileN>
+constexpr int kStages = ring_stages<kTileN>();
 
 // Every tile is rows x 128 bytes in the SW128 layout and starts on a 1024-byte boundary (the
 // swizzle pattern repeats every 8 rows = 1024 bytes; TMA and the descriptors assume it).
+template <int kTileN>
 struct alignas(1024) SharedStorage {
-  __half a[kStages][kTileM * kTileK];                               // written by TMA
-  __half b[kStages][kTileN * kTileK];                               // written by TMA, half by the peer
-  __half d[kConsumers][kStagingBoxes][kConsumerRows * kStoreCols];  // each consumer's staging, read by TMA
-  uint64_t full[kStages];                                           // mbarrier: the K slice has landed
-  uint64_t empty[kStages];                                          // mbarrier: every consumer is done
+  __half a[kStages<kTileN>][kTileM * kTileK];                               // written by TMA
+  __half b[kStages<kTileN>][kTileN * kTileK];                               // written by TMA, half by the peer
+  __half d[kConsumers][kStagingBoxes<kTileN>][kConsumerRows * kStoreCols];  // each consumer's staging, read by TMA
+  uint64_t full[kStages<kTileN>];                                           // mbarrier: the K slice has landed
+  uint64_t empty[kStages<kTileN>];                                          // mbarrier: every consumer is done
   uint32_t ticket[kConsumers];                                      // each consumer's split ticket
 };
-static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b[0]) % 1024 == 0 &&
-                  sizeof(SharedStorage::d[0][0]) % 1024 == 0,
-              "every tile must start on a 1024-byte boundary");
-static_assert(sizeof(SharedStorage) <= kSmemLimit, "the ring and the staging buffers must fit in shared memory");
+template <int kTileN>
+constexpr bool fits() {
+  static_assert(sizeof(SharedStorage<kTileN>::a[0]) % 1024 == 0 && sizeof(SharedStorage<kTileN>::b[0]) % 1024 == 0 &&
+                    sizeof(SharedStorage<kTileN>::d[0][0]) % 1024 == 0,
+                "every tile must start on a 1024-byte boundary");
+  static_assert(sizeof(SharedStorage<kTileN>) <= kSmemLimit, "the ring and the staging buffers must fit in shared memory");
+  static_assert(kStoreBoxes<kTileN> % kStagingBoxes<kTileN> == 0,
+                "each tile's first box must find the first slot next in turn");
+  return true;
+}
+static_assert(fits<256>() && fits<192>() && fits<128>() && fits<64>(), "every width of kTileWidths");
 
 // Where the parts of the split tiles meet (SplitK): for split unit u, part p, CTA rank r and
 // consumer c, a partial sum at partials + (((u x parts + p) x kClusterM + r) x kConsumers + c) x
@@ -153,7 +175,8 @@ struct SplitScratch {
 // Loads K slice `k_slice` of the tile at (m0, n0) into the producer's next stage, once that stage is
 // free in both CTAs, and moves the producer on: this CTA's A box, and B rows n0 + kBRowsPerCta rank
 // onwards into both CTAs. One thread.
-__device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kStages>& write, const CUtensorMap* map_a,
+template <int kTileN>
+__device__ __forceinline__ void load_slice(SharedStorage<kTileN>& smem, PipelineState<kStages<kTileN>>& write, const CUtensorMap* map_a,
                                            const CUtensorMap* map_b, int64_t m0, int64_t n0, int64_t k_slice,
                                            uint32_t rank) {
   // BEGIN SOLUTION step05: wait on empty[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
@@ -162,10 +185,10 @@ __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kS
   // BEGIN SOLUTION step09: announce kStageBytes on full[s] (arrive.expect_tx: A and the whole B), load A's box at {k0, m0} into stage s = write.stage, and multicast B's box at {k0, n0 + kBRowsPerCta rank} to both CTAs (mask kClusterMask) at row kBRowsPerCta rank of their B stage.
   const int s = write.stage;
   const int32_t k0 = static_cast<int32_t>(k_slice * kTileK);
-  mbarrier_arrive_expect_tx(&smem.full[s], kStageBytes);
+  mbarrier_arrive_expect_tx(&smem.full[s], kStageBytes<kTileN>);
   tma_load_2d(smem.a[s], map_a, &smem.full[s], k0, static_cast<int32_t>(m0));
-  tma_load_2d_multicast(smem.b[s] + rank * kBRowsPerCta * kTileK, map_b, &smem.full[s], k0,
-                        static_cast<int32_t>(n0 + rank * kBRowsPerCta), kClusterMask);
+  tma_load_2d_multicast(smem.b[s] + rank * kBRowsPerCta<kTileN> * kTileK, map_b, &smem.full[s], k0,
+                        static_cast<int32_t>(n0 + rank * kBRowsPerCta<kTileN>), kClusterMask);
   // END SOLUTION step09
   write.advance();
 }
@@ -173,9 +196,10 @@ __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kS
 // The producer: one thread. Walks this cluster's work units in the scheduler's order and loads
 // every K slice of this CTA's tile of each into the ring; load_slice waits for a free stage. Both
 // CTAs of the cluster walk the same units, so their rings advance in step.
-__device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap* map_a, const CUtensorMap* map_b,
+template <int kTileN>
+__device__ __forceinline__ void producer(SharedStorage<kTileN>& smem, const CUtensorMap* map_a, const CUtensorMap* map_b,
                                          const TileScheduler& sched, const SplitK& split) {
-  PipelineState<kStages> write;  // the stage the producer fills next, across tiles
+  PipelineState<kStages<kTileN>> write;  // the stage the producer fills next, across tiles
   const uint32_t rank = cluster_ctarank();
   // BEGIN SOLUTION step11: for each of this cluster's work items (split.begin(cluster_id_x(), cluster_count_x())), load K slices item.k_begin .. item.k_end - 1, the i-th being k_slice_in_turn(turn, i, item.k_begin, item.k_end) with turn = cursor.turn(), worked out once per tile, of this CTA's tile of the item's unit, sched.tile(unit, rank), with load_slice (a phantom tile past M is loaded too: the peer expects its half of B).
   for (WorkCursor cursor = split.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
@@ -194,7 +218,7 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
   // they land. Once they have, nothing of the peer's reaches this CTA any more (its multicasts
   // all completed on `full` before this CTA's consumers finished), so no cluster barrier is
   // needed at the end. A position of the ring that was never filled passes at once.
-  for (int s = 0; s < kStages; ++s) {
+  for (int s = 0; s < kStages<kTileN>; ++s) {
     mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer tail"});
     write.advance();
   }
@@ -205,7 +229,8 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
 // into both, so each `empty` must hear from the consumers of both. One arrival per calling thread
 // on each CTA's barrier, through its shared::cluster address (mapa; relaxed: it reports that the
 // wgmmas finished reading, and publishes nothing, common/mbarrier.cuh).
-__device__ __forceinline__ void release(SharedStorage& smem, int s) {
+template <int kTileN>
+__device__ __forceinline__ void release(SharedStorage<kTileN>& smem, int s) {
   // BEGIN SOLUTION step09: arrive on empty[s] of every CTA of the cluster, ranks 0 .. kClusterM - 1 (mbarrier_arrive_cluster).
 #pragma unroll
   for (uint32_t r = 0; r < kClusterM; ++r) mbarrier_arrive_cluster(&smem.empty[s], r);
@@ -215,8 +240,9 @@ __device__ __forceinline__ void release(SharedStorage& smem, int s) {
 // One consumer warpgroup's main loop for one tile: every K slice from the ring into the
 // accumulators of its kConsumerRows rows, which start at row `row0` of the tile. Both consumers
 // wait on the same `full` barriers and each releases every stage.
-__device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kStages>& read,
-                                         float (&acc)[kConsumerHalves][kAccRegs], int row0, int64_t k_slices) {
+template <int kTileN>
+__device__ __forceinline__ void mma_tile(SharedStorage<kTileN>& smem, PipelineState<kStages<kTileN>>& read,
+                                         float (&acc)[kConsumerHalves][kAccRegs<kTileN>], int row0, int64_t k_slices) {
   int release_stage = 0;  // the stage of the slice before this one: its wgmmas are the ones waited for
   for (int64_t ks = 0; ks < k_slices; ++ks) {
     // BEGIN SOLUTION step05: wait on full[read.stage] with the consumers' parity, read.full_parity().
@@ -261,15 +287,16 @@ __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kSta
 // One consumer warpgroup's epilogue of one tile: its registers -> fp16 -> its staging buffer (SW128
 // boxes) -> TMA store, one 64-column box at a time, box b through slot b % kStagingBoxes. `c` is the
 // consumer, `t` the thread's index in its warpgroup; (m0, n0) is the origin of the consumer's rows.
-__device__ __forceinline__ void epilogue(SharedStorage& smem, const float (&acc)[kConsumerHalves][kAccRegs],
+template <int kTileN>
+__device__ __forceinline__ void epilogue(SharedStorage<kTileN>& smem, const float (&acc)[kConsumerHalves][kAccRegs<kTileN>],
                                          const CUtensorMap* map_d, int64_t m0, int64_t n0, int64_t N, int c, int t) {
   const TraceEpilogue traced_epilogue;
   const uint32_t bar = kFirstEpilogueBarrier + c;  // this consumer's named barrier: its 128 threads only
 #pragma unroll
-  for (int box = 0; box < kStoreBoxes; ++box) {
-    const int slot = box % kStagingBoxes;
+  for (int box = 0; box < kStoreBoxes<kTileN>; ++box) {
+    const int slot = box % kStagingBoxes<kTileN>;
     // BEGIN SOLUTION step10: thread 0 waits until the store that last read this slot has read it: wait_group.read kStagingBoxes - 1 leaves only the newer stores, which read the other slots, in flight. Then the consumer's own named barrier (kFirstEpilogueBarrier + c, 128 threads).
-    if (t == 0) tma_store_wait_group_read<kStagingBoxes - 1>();
+    if (t == 0) tma_store_wait_group_read<kStagingBoxes<kTileN> - 1>();
     named_barrier_sync(bar, kWarpgroupSize);
     // END SOLUTION step10
 
@@ -304,20 +331,21 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const float (&acc)
 // part's slot into `acc`, in part order (so D does not depend on which part finished last), and
 // returns true: it stores the tile. The others return false. `t` is the thread's index in its
 // warpgroup.
-__device__ __forceinline__ bool reduce_split(SharedStorage& smem, float (&acc)[kConsumerHalves][kAccRegs],
+template <int kTileN>
+__device__ __forceinline__ bool reduce_split(SharedStorage<kTileN>& smem, float (&acc)[kConsumerHalves][kAccRegs<kTileN>],
                                              const SplitScratch& scratch, const WorkItem& item, uint32_t rank, int c,
                                              int t) {
   const uint32_t bar = kFirstEpilogueBarrier + c;
   auto slot = [&](int part) {
     return scratch.partials +
-           (((item.split * item.parts + part) * kClusterM + rank) * kConsumers + c) * kPartialFloat4s;
+           (((item.split * item.parts + part) * kClusterM + rank) * kConsumers + c) * kPartialFloat4s<kTileN>;
   };
   uint32_t* ticket = scratch.tickets + (item.split * kClusterM + rank) * kConsumers + c;
   // BEGIN SOLUTION step11: store acc to slot(item.part) (registers 4i .. 4i + 3 at [i * kWarpgroupSize + t]), sync the warpgroup; thread 0 fences (release), takes a ticket (atomic_add_gpu) into smem.ticket[c], fences (acquire); sync again; all but the last part return false; the last sums slots 0 .. parts - 1 in order into acc (as float2 halves) and resets the ticket to 0 (then it returns true).
   float4* mine = slot(item.part);
 #pragma unroll
-  for (int i = 0; i < kConsumerHalves * kAccRegs / 4; ++i) {
-    const float* a = &acc[4 * i / kAccRegs][4 * i % kAccRegs];
+  for (int i = 0; i < kConsumerHalves * kAccRegs<kTileN> / 4; ++i) {
+    const float* a = &acc[4 * i / kAccRegs<kTileN>][4 * i % kAccRegs<kTileN>];
     mine[i * kWarpgroupSize + t] = make_float4(a[0], a[1], a[2], a[3]);
   }
   // The named barrier orders every thread's stores before thread 0's release fence, which makes
@@ -338,17 +366,17 @@ __device__ __forceinline__ bool reduce_split(SharedStorage& smem, float (&acc)[k
     const float2* halves = reinterpret_cast<const float2*>(slot(part));
     if (part == 0) {
 #pragma unroll
-      for (int i = 0; i < kConsumerHalves * kAccRegs / 2; ++i) {
+      for (int i = 0; i < kConsumerHalves * kAccRegs<kTileN> / 2; ++i) {
         const float2 h = halves[(i / 2 * kWarpgroupSize + t) * 2 + i % 2];
-        float* a = &acc[2 * i / kAccRegs][2 * i % kAccRegs];
+        float* a = &acc[2 * i / kAccRegs<kTileN>][2 * i % kAccRegs<kTileN>];
         a[0] = h.x;
         a[1] = h.y;
       }
     } else {
 #pragma unroll
-      for (int i = 0; i < kConsumerHalves * kAccRegs / 2; ++i) {
+      for (int i = 0; i < kConsumerHalves * kAccRegs<kTileN> / 2; ++i) {
         const float2 h = halves[(i / 2 * kWarpgroupSize + t) * 2 + i % 2];
-        float* a = &acc[2 * i / kAccRegs][2 * i % kAccRegs];
+        float* a = &acc[2 * i / kAccRegs<kTileN>][2 * i % kAccRegs<kTileN>];
         a[0] += h.x;
         a[1] += h.y;
       }
@@ -364,13 +392,14 @@ __device__ __forceinline__ bool reduce_split(SharedStorage& smem, float (&acc)[k
 // skipped where the rows all lie past M (a phantom tile, or the second consumer's half of the last
 // tile row: its slices were still consumed and released, as the peer's ring depends on it; every
 // part of a split tile skips alike) and for a part of a split tile that is not the last to finish.
-__device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap* map_d, const TileScheduler& sched,
+template <int kTileN>
+__device__ __forceinline__ void consumer(SharedStorage<kTileN>& smem, const CUtensorMap* map_d, const TileScheduler& sched,
                                          const SplitK& split, const SplitScratch& scratch, int64_t M, int64_t N,
                                          int c) {
   const int t = static_cast<int>(threadIdx.x) % kWarpgroupSize;
   const uint32_t rank = cluster_ctarank();
-  PipelineState<kStages> read;           // the stage this consumer multiplies next, across tiles
-  float acc[kConsumerHalves][kAccRegs];  // this consumer's kConsumerRows rows of the tile
+  PipelineState<kStages<kTileN>> read;           // the stage this consumer multiplies next, across tiles
+  float acc[kConsumerHalves][kAccRegs<kTileN>];  // this consumer's kConsumerRows rows of the tile
   for (WorkCursor cursor = split.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
     // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
     const TraceTile traced(TraceRole::consumer, cursor.unit);
@@ -392,11 +421,12 @@ __device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap*
   if (t == 0) tma_store_wait_group_read<0>();
 }
 
+template <int kTileN>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
            const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int group_m, SplitK split,
            SplitScratch scratch) {
-  SharedStorage& smem = dynamic_smem<SharedStorage>();
+  SharedStorage<kTileN>& smem = dynamic_smem<SharedStorage<kTileN>>();
 
   if (threadIdx.x == 0) {
     // The maps live in kernel-parameter memory; fetching them into the TMA unit's descriptor
@@ -405,7 +435,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     tma_prefetch_descriptor(&map_b);
     tma_prefetch_descriptor(&map_d);
 #pragma unroll
-    for (int s = 0; s < kStages; ++s) {
+    for (int s = 0; s < kStages<kTileN>; ++s) {
       mbarrier_init(&smem.full[s], 1);                  // the producer's arrive.expect_tx
       mbarrier_init(&smem.empty[s], kReleaseArrivals);  // lane 0 of each consumer warp of both CTAs
     }
@@ -430,15 +460,14 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   // END SOLUTION step10
 }
 
-// The launcher with its knobs exposed: `group_m`, the L2 group size, `clusters`, the grid in
-// clusters (<= 0: every cluster that fits on the GPU at once, the persistent grid), and the split
-// of the last wave: at least `min_split_slices` K slices per part, at most `max_splits` parts (1:
-// no split). run() uses kGroupM, the persistent grid, kMinSplitSlices and kMaxSplits. Every grid
-// and split computes a correct D; its float rounding depends on both (the K order of a tile follows
-// its worker's turn, and a split tile adds its parts in part order).
-Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters, int min_split_slices,
-                int max_splits) {
-  if (Status s = check_problem(Contract::general, p); !s.ok()) return s;
+// The launcher of one width, with its knobs exposed: `group_m`, the L2 group size, `clusters`, the
+// grid in clusters (<= 0: every cluster that fits on the GPU at once, the persistent grid), and the
+// split of the last wave: at least `min_split_slices` K slices per part, at most `max_splits` parts
+// (1: no split). Every grid and split computes a correct D; its float rounding depends on both
+// (the K order of a tile follows its worker's turn, and a split tile adds its parts in part order).
+template <int kTileN>
+Status run_width(const Problem& p, cudaStream_t stream, int group_m, int clusters, int min_split_slices,
+                 int max_splits) {
   const TileScheduler sched((p.m + kTileM - 1) / kTileM, (p.n + kTileN - 1) / kTileN, kClusterM, group_m);
   const int64_t k_slices = (p.k + kTileK - 1) / kTileK;
   // The tensor maps: A (M x K) in boxes of one K slice of a tile, B (N x K) in boxes of one K slice
@@ -446,12 +475,12 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters
   // columns; all in the 128-byte swizzle that the wgmma descriptors describe.
   CUtensorMap map_a, map_b, map_d;
   if (Status s = make_tensor_map_2d(&map_a, p.a, p.m, p.k, kTileM, kTileK, Swizzle::b128); !s.ok()) return s;
-  if (Status s = make_tensor_map_2d(&map_b, p.b, p.n, p.k, kBRowsPerCta, kTileK, Swizzle::b128); !s.ok()) return s;
+  if (Status s = make_tensor_map_2d(&map_b, p.b, p.n, p.k, kBRowsPerCta<kTileN>, kTileK, Swizzle::b128); !s.ok()) return s;
   if (Status s = make_tensor_map_2d(&map_d, p.d, p.m, p.n, kConsumerRows, kStoreCols, Swizzle::b128); !s.ok()) return s;
   LaunchConfig cfg;
   cfg.block = dim3(kThreads);
   cfg.cluster = dim3(kClusterM);
-  cfg.smem_bytes = smem_bytes<SharedStorage>();
+  cfg.smem_bytes = smem_bytes<SharedStorage<kTileN>>();
   cfg.stream = stream;
   // The persistent grid: the clusters resident at once (one CTA per SM, both CTAs of a cluster in
   // one GPC), and the work split for that many; SplitK::grid then says how many to launch (every
@@ -460,7 +489,7 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters
   // (both CTAs alike).
   const bool persistent = clusters <= 0;
   if (persistent)
-    if (Status s = resident_clusters(kernel, kThreads, cfg.smem_bytes, kClusterM, &clusters); !s.ok()) return s;
+    if (Status s = resident_clusters(kernel<kTileN>, kThreads, cfg.smem_bytes, kClusterM, &clusters); !s.ok()) return s;
   const SplitK split(sched.num_work(), clusters, k_slices, min_split_slices, max_splits);
   if (persistent) clusters = static_cast<int>(split.grid());
   cfg.grid = dim3(static_cast<unsigned>(clusters * kClusterM));
@@ -470,17 +499,73 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters
     const size_t consumers = static_cast<size_t>(split.split_units()) * kClusterM * kConsumers;
     Scratch buffers;
     if (Status s =
-            stream_scratch(stream, consumers, consumers * split.parts() * kPartialFloat4s * sizeof(float4), &buffers);
+            stream_scratch(stream, consumers, consumers * split.parts() * kPartialFloat4s<kTileN> * sizeof(float4), &buffers);
         !s.ok())
       return s;
     scratch.partials = static_cast<float4*>(buffers.data);
     scratch.tickets = buffers.counters;
   }
-  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, group_m, split, scratch);
+  return launch(kernel<kTileN>, cfg, map_a, map_b, map_d, p.m, p.n, group_m, split, scratch);
+}
+
+// What one K slice of one CTA tile costs at each width, relative to the others: the time of a
+// slice at a large shape (NOTES.md, the sweep), in units of 64 columns of math. Narrow tiles cost
+// more per column: the same A box and barrier round trips serve fewer columns.
+constexpr int kSliceCost[] = {256, 200, 144, 88};  // kTileWidths' order
+// A split tile's parts pay a round trip through global memory, as long as about this many slices.
+constexpr int kSplitCostSlices = 10;
+
+// The rule of choose_tile_n, for one width: the work of the busiest cluster, in K slices weighted
+// by the width's kSliceCost. With T tiles for C clusters, every cluster runs T / C whole tiles; if
+// T % C tiles are left, some cluster also runs one more: a whole tile, or one part of a split tile
+// (the parts of a tile differ by at most one slice) plus the split's round trip.
+int64_t busiest_cluster_cost(const Problem& p, int tile_n, int slice_cost, int clusters) {
+  const TileScheduler sched((p.m + kTileM - 1) / kTileM, (p.n + tile_n - 1) / tile_n, kClusterM, kGroupM);
+  const int64_t k_slices = (p.k + kTileK - 1) / kTileK;
+  const SplitK split(sched.num_work(), clusters, k_slices, kMinSplitSlices, kMaxSplits);
+  int64_t slices = sched.num_work() / clusters * k_slices;
+  if (sched.num_work() % clusters != 0)
+    slices += split.parts() > 1 ? (k_slices + split.parts() - 1) / split.parts() + kSplitCostSlices : k_slices;
+  return slices * slice_cost;
+}
+
+// The width run() uses: the one whose busiest cluster costs least (the first, the widest, of
+// equals), for the clusters this GPU holds at once. A rule on the shape, not a timing: the same
+// problem gets the same width, and so the same D, on every run.
+Status choose_tile_n(const Problem& p, int* tile_n) {
+  int clusters = 0;  // every width holds one CTA per SM (kThreads x 168 registers), so as many fit at each
+  if (Status s = resident_clusters(kernel<256>, kThreads, smem_bytes<SharedStorage<256>>(), kClusterM, &clusters);
+      !s.ok())
+    return s;
+  int64_t best = -1;
+  for (int i = 0; i < 4; ++i) {
+    const int64_t cost = busiest_cluster_cost(p, kTileWidths[i], kSliceCost[i], clusters);
+    if (best < 0 || cost < best) {
+      best = cost;
+      *tile_n = kTileWidths[i];
+    }
+  }
+  return {};
+}
+
+// The launcher of any width: `tile_n` one of kTileWidths, or 0 for choose_tile_n's; the other
+// knobs as run_width's.
+Status run_with(const Problem& p, cudaStream_t stream, int tile_n, int group_m, int clusters, int min_split_slices,
+                int max_splits) {
+  if (Status s = check_problem(Contract::general, p); !s.ok()) return s;
+  if (tile_n == 0)
+    if (Status s = choose_tile_n(p, &tile_n); !s.ok()) return s;
+  switch (tile_n) {
+    case 256: return run_width<256>(p, stream, group_m, clusters, min_split_slices, max_splits);
+    case 192: return run_width<192>(p, stream, group_m, clusters, min_split_slices, max_splits);
+    case 128: return run_width<128>(p, stream, group_m, clusters, min_split_slices, max_splits);
+    case 64: return run_width<64>(p, stream, group_m, clusters, min_split_slices, max_splits);
+    default: return Status::failure("step 11: tile width " + std::to_string(tile_n) + " is not one of 256, 192, 128, 64");
+  }
 }
 
 Status run(const Problem& p, cudaStream_t stream) {
-  return run_with(p, stream, kGroupM, /*clusters=*/0, kMinSplitSlices, kMaxSplits);
+  return run_with(p, stream, /*tile_n=*/0, kGroupM, /*clusters=*/0, kMinSplitSlices, kMaxSplits);
 }
 
 }  // namespace gemm::step11::hopper

@@ -26,9 +26,12 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas);
 }  // namespace gemm::step06::hopper
 
 // Step 11's launcher with its knobs (steps/11_shapes/hopper.cu; linked from step11_hopper):
-// the group size, the grid in clusters, and the split of the last wave along K.
+// the tile width (0: choose_tile_n's), the group size, the grid in clusters, and the split of the
+// last wave along K; and the width run() chooses for a problem.
 namespace gemm::step11::hopper {
-Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters, int min_split_slices, int max_splits);
+Status run_with(const Problem& p, cudaStream_t stream, int tile_n, int group_m, int clusters, int min_split_slices,
+                int max_splits);
+Status choose_tile_n(const Problem& p, int* tile_n);
 }  // namespace gemm::step11::hopper
 
 namespace gemm {
