@@ -30,8 +30,9 @@
 //      as step 10's default): what depends on it (the ring's depth, the staging, the wgmma's N)
 //      is a variable template of kTileN. Step 10's 256x128 build option is gone: width is the knob.
 //   7. choose_tile_n: run() picks the width whose busiest cluster has the least work, counted in
-//      K slices of its tiles and parts, each slice weighted by its cost (kSliceCost), from the
-//      problem's shape and the clusters the GPU holds. No timing at run time.
+//      K slices of its tiles and parts, each slice weighted by its width's cost (kWidths; the rule
+//      is common/tile_width.cuh's), from the problem's shape and the clusters the GPU holds. No
+//      timing at run time.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -53,6 +54,7 @@
 #include "common/split_k.cuh"
 #include "common/swizzle.cuh"
 #include "common/tensor_map.h"
+#include "common/tile_width.cuh"
 #include "common/tma.cuh"
 #include "common/trace.cuh"
 #include "common/warp.cuh"
@@ -62,9 +64,8 @@ namespace gemm::step11::hopper {
 using namespace gemm::hopper;
 
 // The CTA tile: kTileM x kTileN, rows split between the two consumer warpgroups; kTileN, the
-// width, is the kernel's template parameter, one of kTileWidths (choose_tile_n picks it).
+// width, is the kernel's template parameter, one of kWidths below (choose_tile_n picks it).
 constexpr int kTileM = 128;
-constexpr int kTileWidths[] = {256, 192, 128, 64};
 constexpr int kTileK = 64;   // one 128-byte swizzle atom of fp16
 constexpr int kWgmmaM = 64;  // rows per wgmma
 constexpr int kWgmmaK = 16;
@@ -114,19 +115,20 @@ constexpr uint32_t kReleaseArrivals = kClusterM * kConsumers * (kWarpgroupSize /
 // Tile rows per L2 group of the scheduler: step 6's value.
 constexpr int kGroupM = 16;
 // Splitting the last wave: each part gets at least kMinSplitSlices K slices, at most kMaxSplits
-// parts. A split costs each part a 64 KB store per consumer, a GPU-wide fence and a ticket, and the
-// last part the loads of every part's sum: about as long as several K slices of math, so a part
-// must save more slices than that (NOTES.md: at 1024^3, two parts of 8 slices are slower than none).
+// parts. A split costs each part a store of its fp32 sums (64 KB per consumer at 256 columns), a
+// GPU-wide fence and a ticket, and the last part the loads of every part's sum: about as long as
+// several K slices of math, so a part must save more slices than that (NOTES.md: at 1024^3, two
+// parts of 8 slices are slower than none).
 constexpr int kMinSplitSlices = 12;
 #if defined(GEMM_STEP11_MAX_SPLITS)
 constexpr int kMaxSplits = GEMM_STEP11_MAX_SPLITS;  // 1: no split (NOTES.md measures both)
 #else
 constexpr int kMaxSplits = 16;
 #endif
-// A consumer's rows of a split tile in fp32: its 128 threads' 128 accumulators, as float4s in the
+// A consumer's rows of a split tile in fp32: its 128 threads' accumulators, as float4s in the
 // order [register / 4][thread] (a warp's 32 float4 accesses are 512 contiguous bytes).
 template <int kTileN>
-constexpr int kPartialFloat4s = kConsumerHalves * kAccRegs<kTileN> / 4 * kWarpgroupSize;
+constexpr int kPartialFloat4s = (kConsumerHalves * kAccRegs<kTileN> / 4) * kWarpgroupSize;
 // What one CTA may have on the GPUs of this track (H100, H200: 227 KB of dynamic shared memory).
 constexpr size_t kSmemLimit = 227 * 1024;
 // The ring: as deep as fits beside the staging buffers and 1 KB for the barriers, at most 8 stages:
@@ -149,19 +151,20 @@ struct alignas(1024) SharedStorage {
   __half d[kConsumers][kStagingBoxes<kTileN>][kConsumerRows * kStoreCols];  // each consumer's staging, read by TMA
   uint64_t full[kStages<kTileN>];                                           // mbarrier: the K slice has landed
   uint64_t empty[kStages<kTileN>];                                          // mbarrier: every consumer is done
-  uint32_t ticket[kConsumers];                                      // each consumer's split ticket
+  uint32_t ticket[kConsumers];                                              // each consumer's split ticket
 };
 template <int kTileN>
 constexpr bool fits() {
   static_assert(sizeof(SharedStorage<kTileN>::a[0]) % 1024 == 0 && sizeof(SharedStorage<kTileN>::b[0]) % 1024 == 0 &&
                     sizeof(SharedStorage<kTileN>::d[0][0]) % 1024 == 0,
                 "every tile must start on a 1024-byte boundary");
-  static_assert(sizeof(SharedStorage<kTileN>) <= kSmemLimit, "the ring and the staging buffers must fit in shared memory");
+  static_assert(sizeof(SharedStorage<kTileN>) <= kSmemLimit,
+                "the ring and the staging buffers must fit in shared memory");
   static_assert(kStoreBoxes<kTileN> % kStagingBoxes<kTileN> == 0,
                 "each tile's first box must find the first slot next in turn");
   return true;
 }
-static_assert(fits<256>() && fits<192>() && fits<128>() && fits<64>(), "every width of kTileWidths");
+static_assert(fits<256>() && fits<192>() && fits<128>() && fits<64>(), "every width run() chooses from");
 
 // Where the parts of the split tiles meet (SplitK): for split unit u, part p, CTA rank r and
 // consumer c, a partial sum at partials + (((u x parts + p) x kClusterM + r) x kConsumers + c) x
@@ -176,9 +179,9 @@ struct SplitScratch {
 // free in both CTAs, and moves the producer on: this CTA's A box, and B rows n0 + kBRowsPerCta rank
 // onwards into both CTAs. One thread.
 template <int kTileN>
-__device__ __forceinline__ void load_slice(SharedStorage<kTileN>& smem, PipelineState<kStages<kTileN>>& write, const CUtensorMap* map_a,
-                                           const CUtensorMap* map_b, int64_t m0, int64_t n0, int64_t k_slice,
-                                           uint32_t rank) {
+__device__ __forceinline__ void load_slice(SharedStorage<kTileN>& smem, PipelineState<kStages<kTileN>>& write,
+                                           const CUtensorMap* map_a, const CUtensorMap* map_b, int64_t m0, int64_t n0,
+                                           int64_t k_slice, uint32_t rank) {
   // BEGIN SOLUTION step05: wait on empty[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
   mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer"});
   // END SOLUTION step05
@@ -197,8 +200,8 @@ __device__ __forceinline__ void load_slice(SharedStorage<kTileN>& smem, Pipeline
 // every K slice of this CTA's tile of each into the ring; load_slice waits for a free stage. Both
 // CTAs of the cluster walk the same units, so their rings advance in step.
 template <int kTileN>
-__device__ __forceinline__ void producer(SharedStorage<kTileN>& smem, const CUtensorMap* map_a, const CUtensorMap* map_b,
-                                         const TileScheduler& sched, const SplitK& split) {
+__device__ __forceinline__ void producer(SharedStorage<kTileN>& smem, const CUtensorMap* map_a,
+                                         const CUtensorMap* map_b, const TileScheduler& sched, const SplitK& split) {
   PipelineState<kStages<kTileN>> write;  // the stage the producer fills next, across tiles
   const uint32_t rank = cluster_ctarank();
   // BEGIN SOLUTION step11: for each of this cluster's work items (split.begin(cluster_id_x(), cluster_count_x())), load K slices item.k_begin .. item.k_end - 1, the i-th being k_slice_in_turn(turn, i, item.k_begin, item.k_end) with turn = cursor.turn(), worked out once per tile, of this CTA's tile of the item's unit, sched.tile(unit, rank), with load_slice (a phantom tile past M is loaded too: the peer expects its half of B).
@@ -288,7 +291,8 @@ __device__ __forceinline__ void mma_tile(SharedStorage<kTileN>& smem, PipelineSt
 // boxes) -> TMA store, one 64-column box at a time, box b through slot b % kStagingBoxes. `c` is the
 // consumer, `t` the thread's index in its warpgroup; (m0, n0) is the origin of the consumer's rows.
 template <int kTileN>
-__device__ __forceinline__ void epilogue(SharedStorage<kTileN>& smem, const float (&acc)[kConsumerHalves][kAccRegs<kTileN>],
+__device__ __forceinline__ void epilogue(SharedStorage<kTileN>& smem,
+                                         const float (&acc)[kConsumerHalves][kAccRegs<kTileN>],
                                          const CUtensorMap* map_d, int64_t m0, int64_t n0, int64_t N, int c, int t) {
   const TraceEpilogue traced_epilogue;
   const uint32_t bar = kFirstEpilogueBarrier + c;  // this consumer's named barrier: its 128 threads only
@@ -332,7 +336,8 @@ __device__ __forceinline__ void epilogue(SharedStorage<kTileN>& smem, const floa
 // returns true: it stores the tile. The others return false. `t` is the thread's index in its
 // warpgroup.
 template <int kTileN>
-__device__ __forceinline__ bool reduce_split(SharedStorage<kTileN>& smem, float (&acc)[kConsumerHalves][kAccRegs<kTileN>],
+__device__ __forceinline__ bool reduce_split(SharedStorage<kTileN>& smem,
+                                             float (&acc)[kConsumerHalves][kAccRegs<kTileN>],
                                              const SplitScratch& scratch, const WorkItem& item, uint32_t rank, int c,
                                              int t) {
   const uint32_t bar = kFirstEpilogueBarrier + c;
@@ -393,9 +398,9 @@ __device__ __forceinline__ bool reduce_split(SharedStorage<kTileN>& smem, float 
 // tile row: its slices were still consumed and released, as the peer's ring depends on it; every
 // part of a split tile skips alike) and for a part of a split tile that is not the last to finish.
 template <int kTileN>
-__device__ __forceinline__ void consumer(SharedStorage<kTileN>& smem, const CUtensorMap* map_d, const TileScheduler& sched,
-                                         const SplitK& split, const SplitScratch& scratch, int64_t M, int64_t N,
-                                         int c) {
+__device__ __forceinline__ void consumer(SharedStorage<kTileN>& smem, const CUtensorMap* map_d,
+                                         const TileScheduler& sched, const SplitK& split, const SplitScratch& scratch,
+                                         int64_t M, int64_t N, int c) {
   const int t = static_cast<int>(threadIdx.x) % kWarpgroupSize;
   const uint32_t rank = cluster_ctarank();
   PipelineState<kStages<kTileN>> read;           // the stage this consumer multiplies next, across tiles
@@ -475,7 +480,8 @@ Status run_width(const Problem& p, cudaStream_t stream, int group_m, int cluster
   // columns; all in the 128-byte swizzle that the wgmma descriptors describe.
   CUtensorMap map_a, map_b, map_d;
   if (Status s = make_tensor_map_2d(&map_a, p.a, p.m, p.k, kTileM, kTileK, Swizzle::b128); !s.ok()) return s;
-  if (Status s = make_tensor_map_2d(&map_b, p.b, p.n, p.k, kBRowsPerCta<kTileN>, kTileK, Swizzle::b128); !s.ok()) return s;
+  if (Status s = make_tensor_map_2d(&map_b, p.b, p.n, p.k, kBRowsPerCta<kTileN>, kTileK, Swizzle::b128); !s.ok())
+    return s;
   if (Status s = make_tensor_map_2d(&map_d, p.d, p.m, p.n, kConsumerRows, kStoreCols, Swizzle::b128); !s.ok()) return s;
   LaunchConfig cfg;
   cfg.block = dim3(kThreads);
@@ -498,8 +504,8 @@ Status run_width(const Problem& p, cudaStream_t stream, int group_m, int cluster
   if (split.parts() > 1) {
     const size_t consumers = static_cast<size_t>(split.split_units()) * kClusterM * kConsumers;
     Scratch buffers;
-    if (Status s =
-            stream_scratch(stream, consumers, consumers * split.parts() * kPartialFloat4s<kTileN> * sizeof(float4), &buffers);
+    if (Status s = stream_scratch(stream, consumers,
+                                  consumers * split.parts() * kPartialFloat4s<kTileN> * sizeof(float4), &buffers);
         !s.ok())
       return s;
     scratch.partials = static_cast<float4*>(buffers.data);
@@ -508,47 +514,28 @@ Status run_width(const Problem& p, cudaStream_t stream, int group_m, int cluster
   return launch(kernel<kTileN>, cfg, map_a, map_b, map_d, p.m, p.n, group_m, split, scratch);
 }
 
-// What one K slice of one CTA tile costs at each width, relative to the others: the time of a
-// slice at a large shape (NOTES.md, the sweep), in units of 64 columns of math. Narrow tiles cost
-// more per column: the same A box and barrier round trips serve fewer columns.
-constexpr int kSliceCost[] = {256, 200, 144, 88};  // kTileWidths' order
-// A split tile's parts pay a round trip through global memory, as long as about this many slices.
-constexpr int kSplitCostSlices = 10;
+// The widths run() chooses from, each with what one K slice of its CTA tile costs: the time of a
+// slice at 4096^3 and 8192x2048x4096 (NOTES.md, the width sweep), scaled so that 256 columns cost
+// 256. Narrow tiles cost more per column: the same A box and barrier round trips serve fewer.
+constexpr TileWidth kWidths[] = {{256, 256}, {192, 190}, {128, 136}, {64, 100}};
+// The rule (common/tile_width.cuh): the split as run_width makes it; a split part's round trip
+// through global memory costs about 14 slices (NOTES.md); the rule's error on the sweep is a few
+// percent, so a narrower width must promise at least 5 % less work to be taken.
+constexpr WidthRule kWidthRule = {kMinSplitSlices, kMaxSplits, /*split_cost_slices=*/14, /*narrower_gain_percent=*/5};
 
-// The rule of choose_tile_n, for one width: the work of the busiest cluster, in K slices weighted
-// by the width's kSliceCost. With T tiles for C clusters, every cluster runs T / C whole tiles; if
-// T % C tiles are left, some cluster also runs one more: a whole tile, or one part of a split tile
-// (the parts of a tile differ by at most one slice) plus the split's round trip.
-int64_t busiest_cluster_cost(const Problem& p, int tile_n, int slice_cost, int clusters) {
-  const TileScheduler sched((p.m + kTileM - 1) / kTileM, (p.n + tile_n - 1) / tile_n, kClusterM, kGroupM);
-  const int64_t k_slices = (p.k + kTileK - 1) / kTileK;
-  const SplitK split(sched.num_work(), clusters, k_slices, kMinSplitSlices, kMaxSplits);
-  int64_t slices = sched.num_work() / clusters * k_slices;
-  if (sched.num_work() % clusters != 0)
-    slices += split.parts() > 1 ? (k_slices + split.parts() - 1) / split.parts() + kSplitCostSlices : k_slices;
-  return slices * slice_cost;
-}
-
-// The width run() uses: the one whose busiest cluster costs least (the first, the widest, of
-// equals), for the clusters this GPU holds at once. A rule on the shape, not a timing: the same
-// problem gets the same width, and so the same D, on every run.
+// The width run() uses: the one whose busiest cluster has the least work, counted in K slices of
+// its tiles and parts and weighted by each width's slice cost (choose_width), for the clusters this
+// GPU holds at once.
 Status choose_tile_n(const Problem& p, int* tile_n) {
   int clusters = 0;  // every width holds one CTA per SM (kThreads x 168 registers), so as many fit at each
   if (Status s = resident_clusters(kernel<256>, kThreads, smem_bytes<SharedStorage<256>>(), kClusterM, &clusters);
       !s.ok())
     return s;
-  int64_t best = -1;
-  for (int i = 0; i < 4; ++i) {
-    const int64_t cost = busiest_cluster_cost(p, kTileWidths[i], kSliceCost[i], clusters);
-    if (best < 0 || cost < best) {
-      best = cost;
-      *tile_n = kTileWidths[i];
-    }
-  }
+  *tile_n = choose_width(p.m, p.n, p.k, kTileM, kTileK, kClusterM, clusters, kWidths, 4, kWidthRule);
   return {};
 }
 
-// The launcher of any width: `tile_n` one of kTileWidths, or 0 for choose_tile_n's; the other
+// The launcher of any width: `tile_n` the columns of one of kWidths, or 0 for choose_tile_n's; the other
 // knobs as run_width's.
 Status run_with(const Problem& p, cudaStream_t stream, int tile_n, int group_m, int clusters, int min_split_slices,
                 int max_splits) {
@@ -560,7 +547,8 @@ Status run_with(const Problem& p, cudaStream_t stream, int tile_n, int group_m, 
     case 192: return run_width<192>(p, stream, group_m, clusters, min_split_slices, max_splits);
     case 128: return run_width<128>(p, stream, group_m, clusters, min_split_slices, max_splits);
     case 64: return run_width<64>(p, stream, group_m, clusters, min_split_slices, max_splits);
-    default: return Status::failure("step 11: tile width " + std::to_string(tile_n) + " is not one of 256, 192, 128, 64");
+    default:
+      return Status::failure("step 11: tile width " + std::to_string(tile_n) + " is not one of 256, 192, 128, 64");
   }
 }
 

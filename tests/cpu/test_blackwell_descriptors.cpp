@@ -105,6 +105,25 @@ TEST(BlackwellIdesc, PairM256N128) {
   static_assert(make_idesc_f16(2, 256, 128) == 0x10200010u, "a constant expression, as step 9's kIdesc");
 }
 
+// Step 11's pair MMAs at its narrower widths, M256 (cta_group::2) at N = 192, 128 and 64 (N256 is
+// in WorkedValuesF16). Only the N field differs from step 9's 0x10200010: dtype F32 1 << 4 = 0x10;
+// atype = btype = F16 = 0; M >> 4 = 256 / 16 = 16 at bits 24-28 -> 16 << 24 = 0x10000000; then
+//   N = 192: N >> 3 = 24 at bits 17-22 -> 24 << 17 = 0x18 x 0x20000 = 0x300000 -> 0x10300010
+//   N = 128: N >> 3 = 16               -> 16 << 17 = 0x10 x 0x20000 = 0x200000 -> 0x10200010
+//   N =  64: N >> 3 =  8               ->  8 << 17 = 0x08 x 0x20000 = 0x100000 -> 0x10100010
+// Each N is a multiple of 16 in [16, 256], legal under cta_group::2.
+TEST(BlackwellIdesc, PairM256Step11Widths) {
+  EXPECT_EQ(make_idesc_f16(2, 256, 192), 0x10300010u);
+  EXPECT_EQ(make_idesc_f16(2, 256, 128), 0x10200010u);
+  EXPECT_EQ(make_idesc_f16(2, 256, 64), 0x10100010u);
+  EXPECT_EQ(bits(make_idesc_f16(2, 256, 192), 17, 22), 24u);  // N >> 3 = 192 / 8
+  EXPECT_EQ(bits(make_idesc_f16(2, 256, 64), 17, 22), 8u);    // N >> 3 = 64 / 8
+  EXPECT_TRUE(idesc_f16_shape_ok(2, 256, 192));
+  EXPECT_TRUE(idesc_f16_shape_ok(2, 256, 64));
+  static_assert(make_idesc_f16(2, 256, 192) == 0x10300010u, "a constant expression, as step 11's kIdesc<192>");
+  static_assert(make_idesc_f16(2, 256, 64) == 0x10100010u, "a constant expression, as step 11's kIdesc<64>");
+}
+
 TEST(BlackwellIdesc, ShapeRules) {
   // cta_group::1: M in {64, 128}; M = 64: N % 8, 8..256; M = 128: N % 16, 16..256 (the stricter
   // DeepGEMM rule; the PTX table allows steps of 8 for both).

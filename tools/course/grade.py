@@ -54,7 +54,8 @@ PERF_BOUND = 0.90
 PERF_FLOOR = 0.50
 PERF_REPETITIONS = 3  # gemm_bench --benchmark_repetitions when grading (the median counts)
 CALIBRATION_REPETITIONS = 5
-PERF_SIZES = {1: ["128x128x64"], 2: ["128x128x1024"]}
+# Step 11's lesson is the shapes steps 8-10 serve badly: a ragged last wave and few or narrow tiles.
+PERF_SIZES = {1: ["128x128x64"], 2: ["128x128x1024"], 11: ["3072", "512x4096x4096", "16384x128x4096"]}
 PERF_SIZES_DEFAULT = ["4096", "8192"]
 RUN_LIMIT_S = 60  # each correctness run
 PROBE_RUNS = 2  # emulated runs at the many-tiles shape when no correctness run showed the track's grid
@@ -99,10 +100,13 @@ NEW_REQUIREMENTS = {
     (10, "hopper"): [("threads", 384, "two consumer warpgroups and a producer (384 threads)")],
     (11, "hopper"): [("ptx", r"atom\.[\w:.]*add", "atom.add (a split tile's ticket)"),
                      ("ptx", r"fence\.acq_rel\.gpu", "fence.acq_rel.gpu (the parts of a split tile released and "
-                                                     "acquired)")],
+                                                     "acquired)"),
+                     ("ptx", r"\.entry\s+\S*kernelILi64E", "a kernel 64 columns wide (the width chosen per problem)")],
     (11, "blackwell"): [("ptx", r"atom\.[\w:.]*add", "atom.add (a split tile's ticket)"),
                         ("ptx", r"fence\.acq_rel\.gpu", "fence.acq_rel.gpu (the parts of a split tile released "
-                                                        "and acquired)")],
+                                                        "and acquired)"),
+                        ("ptx", r"\.entry\s+\S*kernelILi64E", "a kernel 64 columns wide (the width chosen per "
+                                                              "problem)")],
 }
 # Calls a step may not make: its own kernels must compute D.
 FORBIDDEN_SOURCE = [(re.compile(r"\bcublas\w*", re.I), "calls cuBLAS"),
@@ -468,8 +472,9 @@ def draw_cases(step, seed):
     many = (128 * rng.randint(5, 6) + rng.randint(1, 127), 8 * rng.randint(60, 90), 8 * rng.randint(4, 24))
     cases = [("square", (square, square, square), False), ("non-square", nonsquare, True),
              ("ragged", ragged(), False), ("ragged", ragged(), True), ("many tiles", many, True)]
-    if step == 11:  # one cluster tile (256x256) with K for a split in parts of at least 12 slices (float mode)
-        cases.append(("split", (rng.randint(129, 256), 8 * rng.randint(17, 32), 64 * rng.randint(24, 48)), False))
+    if step == 11:  # one cluster tile at every width (N <= 64: run() picks 64 columns), with K for a split in
+        # parts of at least 12 slices (float mode)
+        cases.append(("split", (rng.randint(129, 256), 8 * rng.randint(2, 8), 64 * rng.randint(24, 48)), False))
     return cases
 
 
@@ -480,8 +485,8 @@ def gpu_cases(step, seed):
     cases = [("square", (2048, 2048, 2048), False), ("non-square", (2048, 1536, 1024), False),
              ("ragged", (1000 + rng.randint(1, 200), 8 * rng.randint(100, 160), 8 * rng.randint(60, 128)), False),
              ("exact", (1024 + rng.randint(1, 127), 1024, 512), True)]
-    if step == 11:  # one cluster tile, a long K: split over many clusters on any GPU
-        cases.append(("split", (rng.randint(129, 256), 8 * rng.randint(17, 32), 64 * rng.randint(64, 128)), False))
+    if step == 11:  # one cluster tile at every width, a long K: split over many clusters on any GPU
+        cases.append(("split", (rng.randint(129, 256), 8 * rng.randint(2, 8), 64 * rng.randint(64, 128)), False))
     return cases
 
 

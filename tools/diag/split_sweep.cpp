@@ -33,7 +33,8 @@ Config step11_split(int min_split_slices, int max_splits) {
                                            : "step11 min_slices " + std::to_string(min_split_slices) + " max_splits " +
                                                  std::to_string(max_splits);
   return {name, [min_split_slices, max_splits](const Problem& p, cudaStream_t s) {
-            return step11::hopper::run_with(p, s, /*tile_n=*/256, kGroupM, /*clusters=*/0, min_split_slices, max_splits);
+            return step11::hopper::run_with(p, s, /*tile_n=*/256, kGroupM, /*clusters=*/0, min_split_slices,
+                                            max_splits);
           }};
 }
 
