@@ -72,7 +72,8 @@ MAX_FILE_BYTES = 1 << 20
 # Implementation requirements: (kind, what, description). Kinds: "ptx" (a regex the PTX of the
 # track's file must match), "const" (a constexpr int of the file at least this value), "grid" (the
 # emulated grid smaller than the tile count: a persistent kernel), "threads" (threads per CTA as the
-# emulator ran it, at least). A step's list adds to the previous step's.
+# emulator ran it, at least), "drop" (an earlier step's "const" of this name no longer applies). A
+# step's list adds to the previous step's.
 WGMMA = ("ptx", r"wgmma\.mma_async", "wgmma.mma_async")
 TC_MMA = ("ptx", r"tcgen05\.mma\.cta_group", "tcgen05.mma")
 TC_LD = ("ptx", r"tcgen05\.ld\.", "tcgen05.ld")
@@ -98,11 +99,15 @@ NEW_REQUIREMENTS = {
     (9, "hopper"): [("ptx", r"\.multicast::cluster", "TMA multicast to the cluster")],
     (9, "blackwell"): [("ptx", r"cta_group::2", "cta_group::2 (a CTA pair)")],
     (10, "hopper"): [("threads", 384, "two consumer warpgroups and a producer (384 threads)")],
-    (11, "hopper"): [("ptx", r"atom\.[\w:.]*add", "atom.add (a split tile's ticket)"),
+    # Step 11's ring depth is a function of its width (ring_stages), no longer one constant: the deep
+    # ring is step 8's lesson, checked there.
+    (11, "hopper"): [("drop", "kStages", ""),
+                     ("ptx", r"atom\.[\w:.]*add", "atom.add (a split tile's ticket)"),
                      ("ptx", r"fence\.acq_rel\.gpu", "fence.acq_rel.gpu (the parts of a split tile released and "
                                                      "acquired)"),
                      ("ptx", r"\.entry\s+\S*kernelILi64E", "a kernel 64 columns wide (the width chosen per problem)")],
-    (11, "blackwell"): [("ptx", r"atom\.[\w:.]*add", "atom.add (a split tile's ticket)"),
+    (11, "blackwell"): [("drop", "kStages", ""),
+                        ("ptx", r"atom\.[\w:.]*add", "atom.add (a split tile's ticket)"),
                         ("ptx", r"fence\.acq_rel\.gpu", "fence.acq_rel.gpu (the parts of a split tile released "
                                                         "and acquired)"),
                         ("ptx", r"\.entry\s+\S*kernelILi64E", "a kernel 64 columns wide (the width chosen per "
@@ -129,6 +134,9 @@ def requirements(step, track):
     out = []
     for s in range(1, step + 1):
         for r in NEW_REQUIREMENTS.get((s, track), []):
+            if r[0] == "drop":
+                out = [x for x in out if not (x[0] == "const" and x[1][0] == r[1])]
+                continue
             if r[0] == "const":
                 out = [x for x in out if not (x[0] == "const" and x[1][0] == r[1][0])]
             out.append(r)
