@@ -16,6 +16,7 @@
 #include "harness/reference.h"
 #include "harness/run.h"
 #include "harness/seed.h"
+#include "tests/gpu/same_d.h"
 
 namespace gemm {
 const StepInfo& step11_info();
@@ -89,20 +90,8 @@ TEST_P(Step11Widths, SameDEveryRun) {
   const Width& w = GetParam();
   SCOPED_TRACE("width " + std::to_string(w.columns) + ", seed " + std::to_string(test_seed()));
   Operands ops(*backend_, Shape{300, 264, 4096}, test_seed(), InputMode::float_uniform);
-  std::vector<__half> first;
-  for (int run = 0; run < 3; ++run) {
-    const CheckOutcome out = run_and_check(*backend_, w.run, ops, reference_for(InputMode::float_uniform, cublas()));
-    ASSERT_TRUE(out.status.ok()) << out.status.message();
-    ASSERT_TRUE(out.result.ok) << summary(out.result);
-    const std::vector<__half> d = ops.d.to_host();
-    if (run == 0) {
-      first = d;
-      continue;
-    }
-    ASSERT_EQ(d.size(), first.size());
-    for (size_t i = 0; i < d.size(); ++i)
-      ASSERT_EQ(half_bits(d[i]), half_bits(first[i])) << "run " << run << ", element " << i;
-  }
+  ASSERT_NO_FATAL_FAILURE(
+      expect_same_d_every_run(*backend_, w.run, ops, reference_for(InputMode::float_uniform, cublas())));
 }
 
 // The split shape of the sanitizer tests (tests/sanitize: compute-sanitizer runs this test alone),

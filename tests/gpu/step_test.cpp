@@ -18,6 +18,7 @@
 #include "harness/reference.h"
 #include "harness/run.h"
 #include "harness/seed.h"
+#include "tests/gpu/same_d.h"
 #include "tests/step_under_test.h"
 
 namespace gemm {
@@ -115,20 +116,8 @@ TEST_F(StepTest, SameDEveryRun) {
     GTEST_SKIP() << "step " << step_info().number << " has a fixed shape";
   SCOPED_TRACE(seed_note());
   Operands ops(*backend_, Shape{300, 264, 4096}, test_seed(), InputMode::float_uniform);
-  std::vector<__half> first;
-  for (int run = 0; run < 3; ++run) {
-    const CheckOutcome out = run_and_check(*backend_, step_, ops, reference_for(InputMode::float_uniform, *cublas_));
-    ASSERT_TRUE(out.status.ok()) << out.status.message();
-    ASSERT_TRUE(out.result.ok) << summary(out.result);
-    const std::vector<__half> d = ops.d.to_host();
-    if (run == 0) {
-      first = d;
-      continue;
-    }
-    ASSERT_EQ(d.size(), first.size());
-    for (size_t i = 0; i < d.size(); ++i)
-      ASSERT_EQ(half_bits(d[i]), half_bits(first[i])) << "run " << run << ", element " << i;
-  }
+  ASSERT_NO_FATAL_FAILURE(
+      expect_same_d_every_run(*backend_, step_, ops, reference_for(InputMode::float_uniform, *cublas_)));
 }
 
 // A shape just outside the contract: one rule broken, everything else valid.
