@@ -4,8 +4,9 @@
 //   cmake --build build --target width_sweep && build/width_sweep [M N K]...
 //
 // (default: gemm_bench's sizes from 1024^3 up). For every shape, cuBLAS, run() (the width
-// choose_tile_n picks, named in its line) and step 11 at each width of kTileWidths, with run()'s
-// split of the last wave and with none, take turns, each the median of 15 launches timed one by
+// choose_tile_n picks, named in its line), step 11 at each of its widths, with run()'s split of the
+// last wave and with none, and steps 9 and 10 (128x128 tiles with one consumer; 128x256 with two)
+// take turns, each the median of 15 launches timed one by
 // one, inputs rotating over 3x the L2 (tools/diag/diag.h, Lab::time). Each configuration's D is
 // first checked against cuBLAS (float tolerance, guard band).
 #include <cstdio>
@@ -63,7 +64,7 @@ int sweep(int argc, char** argv) {
     if (Status st = step11::hopper::choose_tile_n(p, &chosen); !st.ok()) throw Error(st.message());
     Config run = hopper_step(step11_info());
     run.name += " (run(): width " + std::to_string(chosen) + ")";
-    std::vector<Config> configs = {run};
+    std::vector<Config> configs = {run, hopper_step(step09_info()), hopper_step(step10_info())};
     for (int width : {256, 192, 128, 64})
       for (bool split : {true, false}) configs.push_back(step11_width(width, split));
     if (!lab.check_and_time(s, "", configs, kWarmup, kRuns)) return kExitFailure;
