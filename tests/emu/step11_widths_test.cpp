@@ -14,6 +14,7 @@
 #include "harness/reference.h"
 #include "harness/run.h"
 #include "harness/seed.h"
+#include "tests/emu/emu_seeds.h"
 
 // The emulated builds of steps/11_shapes/{hopper,blackwell}.cu (cmake/GemmStep.cmake): the step
 // file's namespace inside gemm's inline namespace `emulated`.
@@ -30,15 +31,6 @@ Status run_with(const Problem& p, cudaStream_t stream, int tile_n, int group_m, 
 }  // namespace emulated
 
 namespace {
-
-uint64_t test_seed() {
-  static const uint64_t seed = seed_from_env("GEMM_TEST_SEED");
-  return seed;
-}
-uint64_t emu_seed() {
-  static const uint64_t seed = seed_from_env("GEMM_EMU_SEED");
-  return seed;
-}
 
 // run()'s knobs (the step files' kGroupM, kMinSplitSlices, kMaxSplits) at a forced width.
 template <int kTileN>

@@ -22,19 +22,11 @@
 #include "harness/run.h"
 #include "harness/seed.h"
 #include "tests/driver_run.h"
+#include "tests/emu/emu_seeds.h"
 #include "tests/step_under_test.h"
 
 namespace gemm {
 namespace {
-
-uint64_t test_seed() {
-  static const uint64_t seed = seed_from_env("GEMM_TEST_SEED");
-  return seed;
-}
-uint64_t emu_seed() {
-  static const uint64_t seed = seed_from_env("GEMM_EMU_SEED");
-  return seed;
-}
 
 // The emulated device of these tests: 2 SMs, so a persistent step's grid is small and its CTAs
 // walk several tiles each at the shapes below.

@@ -40,7 +40,7 @@ INSTRUCTOR_ONLY = ("tools/", "tests/course/", "tests/emu/", "cmake/GemmVariant.c
                    "cmake/GemmStepVariant.cmake")
 # ... except these: the step comparison and the emulator-against-GPU check, and the steps' emulator tests.
 KEPT = {"tools/CMakeLists.txt", "tools/compare.sh", "tools/emu_vs_gpu.sh", "tests/emu/CMakeLists.txt",
-        "tests/emu/step_emu_test.cpp", "tests/emu/step11_widths_test.cpp"}
+        "tests/emu/step_emu_test.cpp", "tests/emu/step11_widths_test.cpp", "tests/emu/emu_seeds.h"}
 HANDOUT_TOOLS_CMAKE = """\
 # tools/ in a handout (tools/handout): compare.sh and emu_vs_gpu.sh. The repository's diagnostics,
 # probes and checks of itself are not part of it.
