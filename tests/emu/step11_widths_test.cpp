@@ -13,7 +13,6 @@
 #include "harness/backend.h"
 #include "harness/reference.h"
 #include "harness/run.h"
-#include "harness/seed.h"
 #include "tests/emu/emu_seeds.h"
 
 // The emulated builds of steps/11_shapes/{hopper,blackwell}.cu (cmake/GemmStep.cmake): the step

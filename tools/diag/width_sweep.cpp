@@ -1,14 +1,14 @@
-// The measurement behind step 11's choice of tile width (choose_tile_n, kSliceCost). Hopper track
-// (an H100 or H200); a target of the build:
+// The measurement behind step 11's choice of tile width (choose_tile_n, kWidths). Hopper track (an
+// H100 or H200); a target of the build:
 //
 //   cmake --build build --target width_sweep && build/width_sweep [M N K]...
 //
 // (default: gemm_bench's sizes from 1024^3 up). For every shape, cuBLAS, run() (the width
-// choose_tile_n picks, named in its line), step 11 at each of its widths, with run()'s split of the
-// last wave and with none, and steps 9 and 10 (128x128 tiles with one consumer; 128x256 with two)
-// take turns, each the median of 15 launches timed one by
-// one, inputs rotating over 3x the L2 (tools/diag/diag.h, Lab::time). Each configuration's D is
-// first checked against cuBLAS (float tolerance, guard band).
+// choose_tile_n picks, named in its line), steps 9 and 10 (128x128 tiles with one consumer;
+// 128x256 with two) and step 11 at each of its widths, with run()'s split of the last wave and
+// with none, take turns, each the median of 15 launches timed one by one, inputs rotating over 3x
+// the L2 (tools/diag/diag.h, Lab::time). Each configuration's D is first checked against cuBLAS
+// (float tolerance, guard band).
 #include <cstdio>
 #include <string>
 #include <vector>
