@@ -1,21 +1,32 @@
-// GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 1 of 10: a single tile.
+// GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 1 of 12: a single tile.
 //
-//   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
+// D[M,N] = A[M,K] * B[N,K]^T in fp16, summed in fp32. Each step's file is the previous step's plus
+// one lesson (step 1 is the start), so `diff` against the previous step's file is the lesson in
+// code. README.md beside this file explains it; the top README and docs/design.md explain the
+// ladder and the kernel as a whole.
 //
-// D[128,128] = A[128,64] * B[128,64]^T with 128 threads (4 warps) and tcgen05.mma.
-// The lesson: how operands are laid out in shared memory (the 128-byte swizzle), how the MMA finds
-// them (a shared-memory descriptor per operand, an instruction descriptor for shape and types),
-// and where the accumulator lives (Tensor Memory: row i of the tile in TMEM lane i).
-// What this step adds (the starting point):
-//   0. Setup: warp 0 allocates 128 TMEM columns; thread 0 initialises the mbarrier the MMAs
-//      complete on; a CTA barrier publishes both.
-//   1. Threads copy A and B from global memory into shared memory in the SW128 layout.
-//   2. Each writer fences its writes into the async proxy; a CTA barrier waits for all writers.
-//   3. One thread issues 4 tcgen05.mma M128 N128 K16 and commits them to the mbarrier.
-//   4. All threads wait on the mbarrier; each warp reads its 32 TMEM lanes (one row per thread),
-//      converts them to fp16 and stores them to D.
-//   5. Warp 0 frees the TMEM.
+// What this step adds:
+//   1. Four warps (128 threads) compute one 128x128 tile with K = 64; `run` refuses any other shape
+//      (`Contract::single_tile`).
+//   2. Setup: warp 0 allocates 128 TMEM columns (`tmem_alloc`, `tmem_relinquish_alloc_permit`);
+//      thread 0 initialises the mbarrier the MMAs complete on (`mma_done`, `mbarrier_init`,
+//      `fence_mbarrier_init`); a CTA barrier between tcgen05 fences publishes both.
+//   3. Threads copy A and B from global memory into shared memory in the 128-byte swizzle layout
+//      (`copy_tile_sw128`, `sw128_offset`): each tile starts on a 1024-byte boundary
+//      (`alignas(1024)`).
+//   4. Each writer fences its stores into the async proxy (`fence_proxy_async_shared`); a CTA
+//      barrier waits for every writer, and `tcgen05_fence_after_thread_sync` orders the MMAs after
+//      it.
+//   5. One thread issues 4 `tcgen05_mma_f16` M128 N128 K16 on shared-memory descriptors
+//      (`make_smem_desc_k_sw128`) and an instruction descriptor (`kIdesc`, `make_idesc_f16`); the
+//      first runs with enable_input_d false, since TMEM is not zeroed. `tcgen05_commit` arrives on
+//      `mma_done` once they complete.
+//   6. Every thread waits on `mma_done` (`mbarrier_wait`), and each warp reads its 32 TMEM lanes
+//      (`tmem_ld_32x32b_x32`, `tmem_lane_base`, `tmem_wait_ld`): one row per thread, converted to
+//      fp16 (`pack_half2`) and stored to D.
+//   7. Teardown: warp 0 frees the TMEM (`tmem_dealloc`) after a CTA barrier between tcgen05 fences.
+//   8. The timeline's spans (`TraceTile`, `TraceEpilogue`; docs/timeline.md), which every step
+//      keeps: empty unless the build is traced.
 #include <cuda_fp16.h>
 
 #include "common/blackwell/descriptors.cuh"
@@ -27,6 +38,7 @@
 #include "common/problem.h"
 #include "common/smem.cuh"
 #include "common/swizzle.cuh"
+#include "common/trace.cuh"
 #include "common/warp.cuh"
 
 namespace gemm::step01::blackwell {
@@ -95,6 +107,8 @@ __global__ void __launch_bounds__(kThreads) kernel(const __half* A, const __half
   __syncthreads();
   tcgen05_fence_after_thread_sync();
   const uint32_t tmem_acc = smem.tmem_base;  // lane 0, first allocated column
+  // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
+  const TraceTile traced(TraceRole::cta, blockIdx.x);
 
   copy_tile_sw128(smem.a, A, kTileM, kTileK);
   copy_tile_sw128(smem.b, B, kTileN, kTileK);
@@ -128,6 +142,7 @@ __global__ void __launch_bounds__(kThreads) kernel(const __half* A, const __half
   // above may leave the lanes diverged (each lane retries on its own), so reconverge explicitly.
   warp_sync();
 
+  const TraceEpilogue traced_epilogue;
   // Epilogue: TMEM -> registers -> fp16 -> global, 32 columns per tcgen05.ld.
   const int warp = warp_id();
 #pragma unroll

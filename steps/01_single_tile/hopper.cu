@@ -1,16 +1,25 @@
-// GEMM, step by step -- hopper track (sm_90a: H100, H200), step 1 of 10: a single tile.
+// GEMM, step by step -- hopper track (sm_90a: H100, H200), step 1 of 12: a single tile.
 //
-//   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
+// D[M,N] = A[M,K] * B[N,K]^T in fp16, summed in fp32. Each step's file is the previous step's plus
+// one lesson (step 1 is the start), so `diff` against the previous step's file is the lesson in
+// code. README.md beside this file explains it; the top README and docs/design.md explain the
+// ladder and the kernel as a whole.
 //
-// D[128,128] = A[128,64] * B[128,64]^T with one warpgroup (128 threads) and wgmma.
-// The lesson: how operands are laid out in shared memory (the 128-byte swizzle), how a wgmma
-// descriptor points at them, and where the accumulator lives (registers, in the wgmma fragment).
-// What this step adds (the starting point):
-//   1. Threads copy A and B from global memory into shared memory in the SW128 layout.
-//   2. Each writer fences its writes into the async proxy; a CTA barrier waits for all writers.
-//   3. The warpgroup issues 2 (M halves) x 4 (k16 slices) wgmma m64n128k16 and waits for them.
-//   4. Each thread converts its accumulator registers to fp16 and stores them to D.
+// What this step adds:
+//   1. One warpgroup (128 threads) computes one 128x128 tile with K = 64; `run` refuses any other
+//      shape (`Contract::single_tile`).
+//   2. Threads copy A and B from global memory into shared memory in the 128-byte swizzle layout
+//      (`copy_tile_sw128`, `sw128_offset`): each tile starts on a 1024-byte boundary
+//      (`alignas(1024)`).
+//   3. Each writer fences its stores into the async proxy (`fence_proxy_async_shared`); a CTA
+//      barrier waits for every writer.
+//   4. The warpgroup issues 2 (64-row halves) x 4 (k16 slices) `wgmma_f32_f16_ss` m64n128k16 on
+//      shared-memory descriptors (`make_wgmma_desc_k_sw128`), the first without accumulating,
+//      commits them (`wgmma_commit_group`) and waits (`wgmma_wait_group`).
+//   5. Each thread converts its accumulator registers to fp16 and stores them to D at the row and
+//      column the wgmma fragment gives them (`wgmma_acc_row`, `wgmma_acc_col`).
+//   6. The timeline's spans (`TraceTile`, `TraceEpilogue`; docs/timeline.md), which every step
+//      keeps: empty unless the build is traced.
 #include <cuda_fp16.h>
 
 #include "common/fence.cuh"
@@ -20,6 +29,7 @@
 #include "common/problem.h"
 #include "common/smem.cuh"
 #include "common/swizzle.cuh"
+#include "common/trace.cuh"
 
 namespace gemm::step01::hopper {
 
@@ -63,6 +73,9 @@ __global__ void __launch_bounds__(kThreads) kernel(const __half* A, const __half
   fence_proxy_async_shared();
   __syncthreads();
 
+  // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
+  const TraceTile traced(TraceRole::cta, blockIdx.x);
+
   float acc[2][kAccRegs];  // rows 0-63 and 64-127 of the tile
 #pragma unroll
   for (int h = 0; h < 2; ++h)
@@ -89,6 +102,7 @@ __global__ void __launch_bounds__(kThreads) kernel(const __half* A, const __half
   wgmma_fence_operands(acc[1]);
   // END SOLUTION step01
 
+  const TraceEpilogue traced_epilogue;
   // Epilogue: registers -> fp16 -> global. Registers i and i+1 are adjacent columns of one row.
   const int t = threadIdx.x;
 #pragma unroll

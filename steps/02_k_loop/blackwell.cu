@@ -1,25 +1,18 @@
-// GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 2 of 10: the K loop.
+// GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 2 of 12: the K loop.
 //
-//   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
+// D[M,N] = A[M,K] * B[N,K]^T in fp16, summed in fp32. Each step's file is the previous step's plus
+// one lesson (step 1 is the start), so `diff` against the previous step's file is the lesson in
+// code. README.md beside this file explains it; the top README and docs/design.md explain the
+// ladder and the kernel as a whole.
 //
-// D[128,128] = A[128,K] * B[128,K]^T, K a multiple of 64, 128 threads (4 warps).
-// The lesson: accumulation over K, and the mbarrier's phase.
-// What this step adds (over step 1):
-//   1. A loop over K: shared memory holds one 64-wide K slice of A and B at a time.
-//   2. The first MMA of the tile runs with enable_input_d = false (D = A*B, whatever TMEM held)
-//      and every later one with true (D += A*B).
-//   3. The MMAs read shared memory asynchronously, so each slice's MMAs are committed to the
-//      mbarrier and everyone waits for them before the next slice overwrites shared memory: the
-//      mbarrier completes one phase per slice and its phase parity flips each time.
-//
-//   0. Setup: warp 0 allocates 128 TMEM columns; thread 0 initialises the mbarrier; a CTA barrier.
-//   for each K slice s:
-//     1. threads copy the slice of A and B into shared memory (SW128);
-//     2. each writer fences into the async proxy; a CTA barrier waits for all writers;
-//     3. one thread issues 4 tcgen05.mma M128 N128 K16 and commits them to the mbarrier;
-//     4. all threads wait on the mbarrier, parity s & 1: the MMAs no longer read shared memory.
-//   then each warp reads its 32 TMEM lanes, converts to fp16 and stores to D; warp 0 frees TMEM.
+// What this step adds:
+//   1. A loop over K in slices of 64 (`kTileK`): shared memory holds one slice of A and B at a
+//      time; `run` takes any K that is a multiple of 64 (`Contract::k_loop`).
+//   2. enable_input_d is false only for the tile's very first MMA (`k0 > 0 || k > 0`): every later
+//      one adds to the accumulator.
+//   3. Each slice's MMAs are committed to `mma_done`, and every thread waits for them before the
+//      next slice overwrites shared memory: the barrier completes one phase per slice, so slice s
+//      waits on parity s & 1 (`phase`).
 #include <cuda_fp16.h>
 
 #include "common/blackwell/descriptors.cuh"
@@ -31,6 +24,7 @@
 #include "common/problem.h"
 #include "common/smem.cuh"
 #include "common/swizzle.cuh"
+#include "common/trace.cuh"
 #include "common/warp.cuh"
 
 namespace gemm::step02::blackwell {
@@ -99,6 +93,8 @@ __global__ void __launch_bounds__(kThreads) kernel(const __half* A, const __half
   __syncthreads();
   tcgen05_fence_after_thread_sync();
   const uint32_t tmem_acc = smem.tmem_base;  // lane 0, first allocated column
+  // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
+  const TraceTile traced(TraceRole::cta, blockIdx.x);
 
   for (int64_t k0 = 0; k0 < K; k0 += kTileK) {
     copy_tile_sw128(smem.a, A + k0, kTileM, K);
@@ -136,6 +132,7 @@ __global__ void __launch_bounds__(kThreads) kernel(const __half* A, const __half
   // above may leave the lanes diverged (each lane retries on its own), so reconverge explicitly.
   warp_sync();
 
+  const TraceEpilogue traced_epilogue;
   // Epilogue: TMEM -> registers -> fp16 -> global, 32 columns per tcgen05.ld.
   const int warp = warp_id();
 #pragma unroll

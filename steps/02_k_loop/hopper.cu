@@ -1,22 +1,17 @@
-// GEMM, step by step -- hopper track (sm_90a: H100, H200), step 2 of 10: the K loop.
+// GEMM, step by step -- hopper track (sm_90a: H100, H200), step 2 of 12: the K loop.
 //
-//   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
+// D[M,N] = A[M,K] * B[N,K]^T in fp16, summed in fp32. Each step's file is the previous step's plus
+// one lesson (step 1 is the start), so `diff` against the previous step's file is the lesson in
+// code. README.md beside this file explains it; the top README and docs/design.md explain the
+// ladder and the kernel as a whole.
 //
-// D[128,128] = A[128,K] * B[128,K]^T, K a multiple of 64, one warpgroup.
-// The lesson: accumulation over K.
-// What this step adds (over step 1):
-//   1. A loop over K: shared memory holds one 64-wide K slice of A and B at a time.
-//   2. The first wgmma of the tile runs with scale-d = 0 (D = A*B, whatever the registers held)
-//      and every later one with scale-d = 1 (D += A*B).
-//   3. A CTA barrier after each slice's wgmmas, before the next slice overwrites shared memory.
-//
-//   for each K slice:
-//     1. threads copy the slice of A and B into shared memory (SW128);
-//     2. each writer fences into the async proxy; a CTA barrier waits for all writers;
-//     3. the warpgroup issues 2 x 4 wgmma m64n128k16 and waits for them;
-//     4. a CTA barrier: nobody overwrites shared memory before every warp's wgmmas are done.
-//   then each thread converts its accumulators to fp16 and stores them to D.
+// What this step adds:
+//   1. A loop over K in slices of 64 (`kTileK`): shared memory holds one slice of A and B at a
+//      time; `run` takes any K that is a multiple of 64 (`Contract::k_loop`).
+//   2. The tile's first wgmma runs with scale-d = 0 and every later one accumulates
+//      (`wgmma_f32_f16_ss`'s last argument, `ks > 0 || k > 0`).
+//   3. A CTA barrier (`__syncthreads`) after each slice's `wgmma_wait_group`: no thread overwrites
+//      shared memory before every warp's wgmmas are done with it.
 #include <cuda_fp16.h>
 
 #include "common/fence.cuh"
@@ -26,6 +21,7 @@
 #include "common/problem.h"
 #include "common/smem.cuh"
 #include "common/swizzle.cuh"
+#include "common/trace.cuh"
 
 namespace gemm::step02::hopper {
 
@@ -61,6 +57,9 @@ __device__ void copy_tile_sw128(__half* tile, const __half* src, int rows, int64
 
 __global__ void __launch_bounds__(kThreads) kernel(const __half* A, const __half* B, __half* D, int64_t K) {
   SharedStorage& smem = dynamic_smem<SharedStorage>();
+
+  // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
+  const TraceTile traced(TraceRole::cta, blockIdx.x);
 
   float acc[2][kAccRegs];  // rows 0-63 and 64-127 of the tile
 #pragma unroll
@@ -99,6 +98,7 @@ __global__ void __launch_bounds__(kThreads) kernel(const __half* A, const __half
     // END SOLUTION step02
   }
 
+  const TraceEpilogue traced_epilogue;
   // Epilogue: registers -> fp16 -> global. Registers i and i+1 are adjacent columns of one row.
   const int t = threadIdx.x;
 #pragma unroll

@@ -1,21 +1,22 @@
-// GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 3 of 10: tiling.
+// GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 3 of 12: tiling.
 //
-//   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
+// D[M,N] = A[M,K] * B[N,K]^T in fp16, summed in fp32. Each step's file is the previous step's plus
+// one lesson (step 1 is the start), so `diff` against the previous step's file is the lesson in
+// code. README.md beside this file explains it; the top README and docs/design.md explain the
+// ladder and the kernel as a whole.
 //
-// D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: one CTA (4 warps, one
-// 128x128 TMEM accumulator) per 128x128 output tile.
-// The lesson: mapping a grid onto the output, and its edges.
-// What this step adds (over step 2):
-//   1. Tiles go on grid x (grid y and z are limited to 65535): tile index = blockIdx.x, M fastest,
-//      so CTAs launched together share the same B tile (N column) and read it from L2.
-//   2. Edge tiles: rows past M or N, and K columns past K, are loaded as zeros (they add nothing to
-//      the sums); stores past M or N are skipped. N and K are multiples of 8, so a 16-byte chunk
-//      (8 fp16) is either wholly inside or wholly outside the matrix. The MMA and tcgen05.ld always
-//      run on the full tile: tcgen05.ld is warp-wide (.sync.aligned), every lane must take part.
-//   3. Offsets are 64-bit: row * K or row * N passes 2^31 for large matrices.
-//   4. Each CTA allocates its own 128 TMEM columns; up to 4 such CTAs fit an SM's 512 columns,
-//      and a 5th one's tcgen05.alloc waits until a neighbour frees its columns.
+// What this step adds:
+//   1. A grid of one CTA per 128x128 output tile, on grid x (`blockIdx.x`, M fastest): CTAs
+//      launched together share a B tile, which they read from L2; `run` checks the tile count
+//      against the grid's limit (`kMaxDim`) and takes the general contract (`Contract::general`).
+//   2. Edges: rows past M or N and columns past K are loaded as zeros (`copy_tile_sw128` with
+//      `rows`, `K`), and stores past M or N are skipped (`g_row < M`); the MMA and
+//      `tmem_ld_32x32b_x32` still run on the whole tile (tcgen05.ld is warp-wide).
+//   3. Offsets are 64-bit (`int64_t` `m0`, `n0`, `g_row`, `g_col`): row x K passes 2^31 for large
+//      matrices.
+//   4. Several CTAs share an SM's 512 TMEM columns: the launch asks for enough shared memory
+//      (`tmem_limited_smem_bytes`) that no more CTAs fit an SM than their allocations do, so no
+//      `tmem_alloc` waits for a neighbour.
 #include <cuda_fp16.h>
 
 #include "common/blackwell/descriptors.cuh"
@@ -27,6 +28,7 @@
 #include "common/problem.h"
 #include "common/smem.cuh"
 #include "common/swizzle.cuh"
+#include "common/trace.cuh"
 #include "common/warp.cuh"
 
 namespace gemm::step03::blackwell {
@@ -110,6 +112,8 @@ __global__ void __launch_bounds__(kThreads)
   __syncthreads();
   tcgen05_fence_after_thread_sync();
   const uint32_t tmem_acc = smem.tmem_base;  // lane 0, first allocated column
+  // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
+  const TraceTile traced(TraceRole::cta, blockIdx.x);
 
   for (int64_t k0 = 0; k0 < K; k0 += kTileK) {
     copy_tile_sw128(smem.a, A, M, K, m0, k0);
@@ -147,6 +151,7 @@ __global__ void __launch_bounds__(kThreads)
   // above may leave the lanes diverged (each lane retries on its own), so reconverge explicitly.
   warp_sync();
 
+  const TraceEpilogue traced_epilogue;
   // Epilogue: TMEM -> registers -> fp16 -> global, 32 columns per tcgen05.ld.
   const int warp = warp_id();
 #pragma unroll
@@ -179,7 +184,8 @@ __global__ void __launch_bounds__(kThreads)
   __syncthreads();
   tcgen05_fence_after_thread_sync();
   if (warp_id() == 0) {
-    warp_sync();  // tcgen05.dealloc is .sync.aligned: the warp arrives at it together
+    // tcgen05.dealloc is .sync.aligned, and the epilogue's edge checks may have left the lanes apart.
+    warp_sync();
     tmem_dealloc<1, kTmemColumns>(tmem_acc);
   }
 }

@@ -1,18 +1,19 @@
-// GEMM, step by step -- hopper track (sm_90a: H100, H200), step 3 of 10: tiling.
+// GEMM, step by step -- hopper track (sm_90a: H100, H200), step 3 of 12: tiling.
 //
-//   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
+// D[M,N] = A[M,K] * B[N,K]^T in fp16, summed in fp32. Each step's file is the previous step's plus
+// one lesson (step 1 is the start), so `diff` against the previous step's file is the lesson in
+// code. README.md beside this file explains it; the top README and docs/design.md explain the
+// ladder and the kernel as a whole.
 //
-// D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: one CTA (one warpgroup) per
-// 128x128 output tile.
-// The lesson: mapping a grid onto the output, and its edges.
-// What this step adds (over step 2):
-//   1. Tiles go on grid x (grid y and z are limited to 65535): tile index = blockIdx.x, M fastest,
-//      so CTAs launched together share the same B tile (N column) and read it from L2.
-//   2. Edge tiles: rows past M or N, and K columns past K, are loaded as zeros (they add nothing to
-//      the sums); stores past M or N are skipped. N and K are multiples of 8, so a 16-byte chunk
-//      (8 fp16) is either wholly inside or wholly outside the matrix.
-//   3. Offsets are 64-bit: row * K or row * N passes 2^31 for large matrices.
+// What this step adds:
+//   1. A grid of one CTA per 128x128 output tile, on grid x (`blockIdx.x`, M fastest): CTAs
+//      launched together share a B tile, which they read from L2; `run` checks the tile count
+//      against the grid's limit (`kMaxDim`) and takes the general contract (`Contract::general`).
+//   2. Edges: rows past M or N and columns past K are loaded as zeros (`copy_tile_sw128` with
+//      `rows`, `K`), and stores past M or N are skipped (`g_row < M && g_col < N`). N and K are
+//      multiples of 8, so a 16-byte chunk is wholly inside or wholly outside.
+//   3. Offsets are 64-bit (`int64_t` `m0`, `n0`, `g_row`, `g_col`): row x K passes 2^31 for large
+//      matrices.
 #include <cuda_fp16.h>
 
 #include "common/fence.cuh"
@@ -22,6 +23,7 @@
 #include "common/problem.h"
 #include "common/smem.cuh"
 #include "common/swizzle.cuh"
+#include "common/trace.cuh"
 
 namespace gemm::step03::hopper {
 
@@ -73,6 +75,9 @@ __global__ void __launch_bounds__(kThreads)
   n0 = (blockIdx.x / tiles_m) * kTileN;
   // END SOLUTION step03
 
+  // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
+  const TraceTile traced(TraceRole::cta, blockIdx.x);
+
   float acc[2][kAccRegs];  // rows 0-63 and 64-127 of the tile
 #pragma unroll
   for (int h = 0; h < 2; ++h)
@@ -110,6 +115,7 @@ __global__ void __launch_bounds__(kThreads)
     // END SOLUTION step02
   }
 
+  const TraceEpilogue traced_epilogue;
   // Epilogue: registers -> fp16 -> global. Registers i and i+1 are adjacent columns of one row.
   const int t = threadIdx.x;
 #pragma unroll

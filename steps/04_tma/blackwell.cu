@@ -1,25 +1,26 @@
-// GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 4 of 10: TMA.
+// GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 4 of 12: TMA.
 //
-//   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
+// D[M,N] = A[M,K] * B[N,K]^T in fp16, summed in fp32. Each step's file is the previous step's plus
+// one lesson (step 1 is the start), so `diff` against the previous step's file is the lesson in
+// code. README.md beside this file explains it; the top README and docs/design.md explain the
+// ladder and the kernel as a whole.
 //
-// D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: one CTA (4 warps, one
-// 128x128 TMEM accumulator) per 128x128 output tile.
-// The lesson: the Tensor Memory Accelerator moves the tiles, both ways.
-// What this step adds (over step 3):
-//   1. Loads: the MMA thread issues two bulk tensor copies per K slice (A 128x64, B 128x64). TMA
-//      writes the SW128 layout itself and fills zeros past the matrix's edges, so the copy loop and
-//      its edge checks are gone. The copies complete on an mbarrier: the issuing thread's
-//      arrive.expect_tx announces the 32768 bytes to come, and the phase completes only once all of
-//      them have landed. Only the MMA thread needs the data, so only it waits on that phase.
-//   2. The tensor maps (shape, strides, box, swizzle) are built on the host and passed as
-//      `const __grid_constant__ CUtensorMap` parameters: TMA reads them by address.
-//   3. Store: TMEM -> registers -> fp16 -> shared memory (two SW128 boxes of 64 columns), then one
-//      thread issues two bulk tensor stores. TMA clips them at M and N, so the epilogue's edge check
-//      is gone too. Shared memory written by ordinary stores must be fenced into the async proxy
-//      before TMA reads it, and the CTA may exit only once the stores have read it.
-//   4. The timeline's spans (docs/timeline.md), which every later step keeps: the tile and its
-//      epilogue (TraceTile, TraceEpilogue). They compile to nothing unless the build is traced.
+// What this step adds:
+//   1. Loads: the MMA thread issues two bulk tensor copies per K slice (`tma_load_2d`, A and B,
+//      128x64 each). TMA writes the swizzled layout itself and fills zeros past the edges, so
+//      `copy_tile_sw128` and its edge checks are gone.
+//   2. The copies complete on the mbarrier `full`: the issuing thread's `mbarrier_arrive_expect_tx`
+//      announces `kStageBytes`, and the phase completes once all of them have landed; only the MMA
+//      thread needs the data, so only it waits (`mbarrier_wait`).
+//   3. The tensor maps (shape, strides, box, swizzle; `make_tensor_map_2d`) are built on the host
+//      and passed as `__grid_constant__` `CUtensorMap` parameters; thread 0 prefetches them
+//      (`tma_prefetch_descriptor`).
+//   4. Store: TMEM -> registers -> fp16 -> two 64-column SW128 boxes in shared memory (`smem.d`,
+//      `kStoreBoxes`) -> `tma_store_2d`, which clips at M and N. The stores are fenced into the
+//      async proxy first, and thread 0 waits for them to have read shared memory before the CTA
+//      exits (`tma_store_commit_group`, `tma_store_wait_group_read`).
+//   5. The staging buffer makes each CTA large enough that shared memory, not TMEM, limits the CTAs
+//      per SM, so `tmem_limited_smem_bytes` is no longer needed.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -73,6 +74,10 @@ struct alignas(1024) SharedStorage {
 };
 static_assert(sizeof(SharedStorage::a) % 1024 == 0 && sizeof(SharedStorage::b) % 1024 == 0,
               "every tile must start on a 1024-byte boundary");
+// Shared memory alone keeps the CTAs on an SM within the accumulators TMEM holds, so no
+// tcgen05.alloc waits for a neighbour's columns (step 3 padded its request to make sure).
+static_assert(tmem_limited_smem_bytes(smem_bytes<SharedStorage>(), kTmemColumns) == smem_bytes<SharedStorage>(),
+              "TMEM must not hold fewer accumulators than shared memory holds CTAs");
 
 // Two fp32 accumulator cells (raw TMEM bits) rounded to fp16 and packed as D stores them: the
 // lower column in the low half.

@@ -1,29 +1,29 @@
-// GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 5 of 10: pipelining.
+// GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 5 of 12: pipelining.
 //
-//   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
+// D[M,N] = A[M,K] * B[N,K]^T in fp16, summed in fp32. Each step's file is the previous step's plus
+// one lesson (step 1 is the start), so `diff` against the previous step's file is the lesson in
+// code. README.md beside this file explains it; the top README and docs/design.md explain the
+// ladder and the kernel as a whole.
 //
-// D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: one CTA (4 warps, one
-// 128x128 TMEM accumulator) per 128x128 output tile.
-// The lesson: overlap the loads with the math. In step 4 the tensor core
-// waited for every K slice to arrive, and TMA waited for the MMAs to finish with the buffer.
-// What this step adds (over step 4):
-//   1. Two stages: two buffers for A and B, each with a `full` barrier (its slice has landed: the
-//      arrive.expect_tx plus TMA's bytes) and an `empty` barrier (the MMAs that read it have
-//      completed). Stage and phase come from PipelineState (common/pipeline.cuh, which arrives with
-//      this lesson): the stage index walks 0, 1, 0, 1, ... and the phase parity flips each time it
-//      wraps.
-//   2. One thread runs the whole K loop: it is the producer (TMA) and the MMA issuer. It fills both
-//      stages first (prefetch); then, per slice, it waits on the stage's `full`, issues its MMAs
-//      and has tcgen05.commit arrive on the stage's `empty` once they complete. It then refills that
-//      same stage with slice k+2, waiting on its `empty`: so while slice k+1 is still on its way,
-//      slice k+2 is already requested, two loads in flight (as on hopper, where refilling the
-//      previous slice's stage instead, one slice later, leaves one load in flight and lost; README.md
-//      and NOTES.md, hopper measurements only). The thread now waits for slice k's MMAs before it
-//      issues slice k+1's: the other CTAs on the SM keep the tensor core busy.
-//   3. After the last slice one more tcgen05.commit, to `acc_ready`, tells the epilogue that the
-//      accumulator is final; the other 127 threads wait on it alone (step 4 kept them all in step
-//      with every slice).
+// What this step adds:
+//   1. Two stages (`kStages`): two buffers of A and B, each with a `full` barrier (its slice has
+//      landed: the arrive.expect_tx and TMA's bytes) and an `empty` barrier (the `tcgen05_commit`
+//      after the MMAs that read the stage). `PipelineState` (common/pipeline.cuh, which arrives
+//      with this lesson) gives each side its stage and the parity it waits on.
+//   2. Thread 0 runs the whole K loop as producer and MMA issuer: it fills both stages
+//      (`load_slice`), then per slice waits on `full`, issues the MMAs, commits them to the stage's
+//      `empty`, and refills that stage with slice k + 2 (`next`). Two loads are in flight, but the
+//      refill waits for slice k's MMAs, so the thread issues slice k + 1's only once the tensor
+//      core has drained slice k.
+//   3. `acc_ready`: after the last slice one more `tcgen05_commit` tells the epilogue that the
+//      accumulator is final. The other threads wait on it alone; step 4's per-slice `__syncthreads`
+//      is gone.
+//   4. The producer's tail: before the CTA may exit, thread 0 waits on `empty` for the last slices'
+//      commits, which no refill waited for: they arrive asynchronously, on barriers that must still
+//      exist.
+//   5. The epilogue stages the output tile in the A buffers (`smem.a`), free once every MMA has
+//      completed, instead of a buffer of its own: a third buffer would leave room for two CTAs per
+//      SM instead of three.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -79,10 +79,14 @@ struct alignas(1024) SharedStorage {
 };
 static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b[0]) % 1024 == 0,
               "every tile must start on a 1024-byte boundary");
+// Shared memory alone keeps the CTAs on an SM within the accumulators TMEM holds, so no
+// tcgen05.alloc waits for a neighbour's columns (step 3 padded its request to make sure).
+static_assert(tmem_limited_smem_bytes(smem_bytes<SharedStorage>(), kTmemColumns) == smem_bytes<SharedStorage>(),
+              "TMEM must not hold fewer accumulators than shared memory holds CTAs");
 // No staging buffer of its own for the epilogue: once the K loop is over, both stages are free, and
-// the output tile goes into the two A buffers (2 x 16 KB: exactly its two 64-column boxes). A third
-// 32 KB buffer (~97 KB per CTA) would leave room for two CTAs per SM instead of three, and that
-// costs more than the second stage gains: fewer CTAs means fewer loads in flight per SM (NOTES.md).
+// the output tile goes into the two A buffers (exactly its two 64-column boxes). A third buffer
+// would leave room for two CTAs per SM instead of three: fewer loads in flight per SM, which on
+// the hopper track measured slower than the second stage gains (NOTES.md).
 static_assert(sizeof(SharedStorage::a) == kStoreBoxes * kTileM * kStoreCols * sizeof(__half),
               "the output tile fills the A buffers exactly");
 

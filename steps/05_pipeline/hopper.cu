@@ -1,26 +1,22 @@
-// GEMM, step by step -- hopper track (sm_90a: H100, H200), step 5 of 10: pipelining.
+// GEMM, step by step -- hopper track (sm_90a: H100, H200), step 5 of 12: pipelining.
 //
-//   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
+// D[M,N] = A[M,K] * B[N,K]^T in fp16, summed in fp32. Each step's file is the previous step's plus
+// one lesson (step 1 is the start), so `diff` against the previous step's file is the lesson in
+// code. README.md beside this file explains it; the top README and docs/design.md explain the
+// ladder and the kernel as a whole.
 //
-// D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: one CTA (one warpgroup) per
-// 128x128 output tile.
-// The lesson: overlap the loads with the math. In step 4 the tensor core
-// waited for every K slice to arrive, and TMA waited for the wgmmas to finish with the buffer.
-// What this step adds (over step 4):
-//   1. Two stages: two buffers for A and B, each with a `full` barrier (its slice has landed: the
-//      arrive.expect_tx plus TMA's bytes) and an `empty` barrier (its consumers are done with it:
-//      one arrival per warp). Stage and phase come from PipelineState (common/pipeline.cuh, which
-//      arrives with this lesson): the stage index walks 0, 1, 0, 1, ... and the phase parity flips
-//      each time it wraps.
-//   2. Prefetch: thread 0 fills both stages before the first wgmma.
-//   3. A stage is released as soon as its wgmmas complete: after issuing slice ks, wgmma.wait_group 0,
-//      then each warp arrives on the stage's empty barrier and thread 0 refills it with slice ks+2.
-//      So while slice ks+1 is still on its way, slice ks+2 is already requested: two loads in flight
-//      per CTA. (Keeping slice ks's group in flight with wait_group 1 would hold its stage too: with
-//      two stages, the next load could then start only once slice ks+1 had landed, one load in
-//      flight, and loads are what a CTA waits for here; README.md and NOTES.md compare the two.
-//      Step 8's deeper ring has a stage to spare and affords it.)
+// What this step adds:
+//   1. Two stages (`kStages`): two buffers of A and B, each with a `full` barrier (its slice has
+//      landed: the arrive.expect_tx and TMA's bytes) and an `empty` barrier (every warp has seen
+//      its wgmmas on the stage complete: `kReleaseArrivals`). `PipelineState` (common/pipeline.cuh,
+//      which arrives with this lesson) gives each side its stage and the parity it waits on.
+//   2. Prefetch: thread 0 fills both stages (`load_slice`) before the first wgmma.
+//   3. Release and refill: after slice ks's wgmmas, `wgmma_wait_group<0>`; lane 0 of each warp
+//      arrives on the stage's `empty`, and thread 0 refills that stage with slice ks + 2 (`next`),
+//      so two loads are in flight while slice ks + 1 is multiplied.
+//   4. The epilogue stages the output tile in the A buffers (`smem.a`), free once the K loop is
+//      over, instead of a buffer of its own: a third buffer would leave room for two CTAs per SM
+//      instead of three.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -72,9 +68,9 @@ struct alignas(1024) SharedStorage {
 static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b[0]) % 1024 == 0,
               "every tile must start on a 1024-byte boundary");
 // No staging buffer of its own for the epilogue: once the K loop is over, both stages are free, and
-// the output tile goes into the two A buffers (2 x 16 KB: exactly its two 64-column boxes). A third
-// 32 KB buffer (~97 KB per CTA) would leave room for two CTAs per SM instead of three, and that
-// costs more than the second stage gains: fewer CTAs means fewer loads in flight per SM (NOTES.md).
+// the output tile goes into the two A buffers (exactly its two 64-column boxes). A third buffer
+// would leave room for two CTAs per SM instead of three: fewer loads in flight per SM, which
+// measured slower than the second stage gains (NOTES.md).
 static_assert(sizeof(SharedStorage::a) == kStoreBoxes * kTileM * kStoreCols * sizeof(__half),
               "the output tile fills the A buffers exactly");
 

@@ -82,6 +82,10 @@ struct alignas(1024) SharedStorage {
 };
 static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b[0]) % 1024 == 0,
               "every tile must start on a 1024-byte boundary");
+// Shared memory alone keeps the CTAs on an SM within the accumulators TMEM holds, so no
+// tcgen05.alloc waits for a neighbour's columns (step 3 padded its request to make sure).
+static_assert(tmem_limited_smem_bytes(smem_bytes<SharedStorage>(), kTmemColumns) == smem_bytes<SharedStorage>(),
+              "TMEM must not hold fewer accumulators than shared memory holds CTAs");
 // No staging buffer of its own for the epilogue: once the K loop is over, both stages are free, and
 // the output tile goes into the two A buffers (2 x 16 KB: exactly its two 64-column boxes). A third
 // 32 KB buffer (~97 KB per CTA) would leave room for two CTAs per SM instead of three, and that

@@ -95,6 +95,10 @@ struct alignas(1024) SharedStorage {
 static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b[0]) % 1024 == 0 &&
                   sizeof(SharedStorage::d[0]) % 1024 == 0,
               "every tile must start on a 1024-byte boundary");
+// Shared memory alone keeps the CTAs on an SM within the accumulators TMEM holds, so no
+// tcgen05.alloc waits for a neighbour's columns (step 3 padded its request to make sure).
+static_assert(tmem_limited_smem_bytes(smem_bytes<SharedStorage>(), kTmemColumns) == smem_bytes<SharedStorage>(),
+              "TMEM must not hold fewer accumulators than shared memory holds CTAs");
 
 // Two fp32 accumulator cells (raw TMEM bits) rounded to fp16 and packed as D stores them: the
 // lower column in the low half.

@@ -96,6 +96,10 @@ static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b
                   sizeof(SharedStorage::d[0]) % 1024 == 0,
               "every tile must start on a 1024-byte boundary");
 static_assert(sizeof(SharedStorage) <= kSmemLimit, "the ring and the staging buffer must fit in shared memory");
+// Shared memory alone keeps the CTAs on an SM within the accumulators TMEM holds, so no
+// tcgen05.alloc waits for a neighbour's columns (step 3 padded its request to make sure).
+static_assert(tmem_limited_smem_bytes(smem_bytes<SharedStorage>(), kTmemColumns) == smem_bytes<SharedStorage>(),
+              "TMEM must not hold fewer accumulators than shared memory holds CTAs");
 
 // Two fp32 accumulator cells (raw TMEM bits) rounded to fp16 and packed as D stores them: the
 // lower column in the low half.

@@ -132,6 +132,10 @@ static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b
                   sizeof(SharedStorage::d[0]) % 1024 == 0 && kBlockM * kTileK * sizeof(__half) % 1024 == 0,
               "every tile, and block 1 of A, must start on a 1024-byte boundary");
 static_assert(sizeof(SharedStorage) <= kSmemLimit, "the ring and the staging buffers must fit in shared memory");
+// Shared memory alone keeps the CTAs on an SM within the accumulators TMEM holds, so no
+// tcgen05.alloc waits for a neighbour's columns (step 3 padded its request to make sure).
+static_assert(tmem_limited_smem_bytes(smem_bytes<SharedStorage>(), kTmemColumns) == smem_bytes<SharedStorage>(),
+              "TMEM must not hold fewer accumulators than shared memory holds CTAs");
 // One CTA per SM, as the pair's TMEM needs: a pair that shared its SMs with another would contend
 // with it for their TMEM, and two pairs waiting in tcgen05.alloc for each other's columns deadlock.
 static_assert(sizeof(SharedStorage) > kSmemLimit / 2, "one CTA per SM: no other CTA pair shares this pair's TMEM");

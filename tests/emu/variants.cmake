@@ -331,6 +331,10 @@ gemm_add_step_variant(step10_blackwell_two_ctas_per_sm STEP 10 TRACK blackwell
   REPLACE [=[constexpr int kStages = 4;]=] WITH [=[constexpr int kStages = 1;]=]
   REPLACE [=[static_assert(sizeof(SharedStorage) > kSmemLimit / 2, "one CTA per SM: no other CTA pair shares this pair's TMEM");]=]
   WITH [=[/* variant: no static_assert pinning one CTA per SM */]=]
+  REPLACE [=[static_assert(tmem_limited_smem_bytes(smem_bytes<SharedStorage>(), kTmemColumns) == smem_bytes<SharedStorage>(),
+              "TMEM must not hold fewer accumulators than shared memory holds CTAs");]=]
+  WITH [=[/* variant: nor the one on TMEM against
+   shared memory */]=]
   EXPECT [=[^emulator: TMEM contention between co-resident CTAs: @FILE@:@LINE_OF:tmem_alloc<kCtaGroup, kTmemColumns>(&smem.tmem_base);@: tcgen05\.alloc\.cta_group::2 of 512 columns in CTA \([0-3],0,0\) \[cluster rank [01]\], which the launch places on SM [01] beside CTA \([0-3],0,0\) \[cluster rank [01]\] of another cluster \(shared memory and threads let 2 CTAs reside on an SM at once\)]=])
 
 # --- Step 11: the split of the last wave through global memory ------------------------------------
