@@ -143,7 +143,10 @@ inline Status check_tensor_map_2d(const CUtensorMap* out, const void* base, uint
 // Encodes `out` for the row-major fp16 matrix `base` (rows x cols, row stride cols * 2 bytes),
 // copied in boxes of box_rows x box_cols elements laid out in shared memory with `swizzle`.
 // Out-of-bounds elements of a load are filled with zeros; a store clips them. `out` must be
-// 64-byte aligned (a CUtensorMap variable is). Host only.
+// 64-byte aligned (a CUtensorMap variable is). Host only, with a CUDA context current on the
+// calling thread: the driver's encoder answers CUDA_ERROR_INVALID_CONTEXT without one (a step's
+// launcher runs after the backend has made it; a program that has not touched the device yet
+// makes it with cudaSetDevice).
 //   Status make_tensor_map_2d(CUtensorMap* out, const void* base, uint64_t rows, uint64_t cols,
 //                             uint32_t box_rows, uint32_t box_cols, Swizzle swizzle);
 // The GPU build and the host tests get the definition below, on the driver's encoder; the
@@ -180,6 +183,9 @@ namespace detail {
 struct TensorMapEncoder {
   PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
   std::string error;  // why `fn` is null
+  // The driver's cuGetErrorName, to name the CUresult of a failed encoding (null if not found: the
+  // number alone is printed then).
+  PFN_cuGetErrorName_v6000 error_name = nullptr;
 };
 
 inline const TensorMapEncoder& tensor_map_encoder() {
@@ -198,10 +204,24 @@ inline const TensorMapEncoder& tensor_map_encoder() {
                     : "tensor map: the CUDA driver has no cuTensorMapEncodeTiled entry point";
     } else {
       e.fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+      void* name_fn = nullptr;
+      if (cudaGetDriverEntryPointByVersion("cuGetErrorName", &name_fn, 6000, cudaEnableDefault, &query) ==
+              cudaSuccess &&
+          query == cudaDriverEntryPointSuccess)
+        e.error_name = reinterpret_cast<PFN_cuGetErrorName_v6000>(name_fn);
     }
     return e;
   }();
   return encoder;
+}
+
+// "CUDA_ERROR_INVALID_CONTEXT (CUresult 201)": the name says what went wrong, the number is what
+// the driver's documentation lists.
+inline std::string cu_result_string(const TensorMapEncoder& encoder, CUresult r) {
+  const char* name = nullptr;
+  if (encoder.error_name == nullptr || encoder.error_name(r, &name) != CUDA_SUCCESS || name == nullptr)
+    name = "an unnamed CUresult";
+  return std::string(name) + " (CUresult " + std::to_string(static_cast<int>(r)) + ")";
 }
 
 inline CUtensorMapL2promotion to_driver(L2Promotion p) {
@@ -266,10 +286,9 @@ inline Status make_tensor_map_2d(CUtensorMap* out, const void* base, uint64_t ro
                                 swizzle == Swizzle::b128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
                                 detail::to_driver(options.l2_promotion), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
-    return Status::failure("tensor map: cuTensorMapEncodeTiled failed with CUresult " +
-                           std::to_string(static_cast<int>(r)) + " for " + std::to_string(rows) + " x " +
-                           std::to_string(cols) + " fp16, box " + std::to_string(box_cols) + " cols x " +
-                           std::to_string(box_rows) + " rows");
+    return Status::failure("tensor map: cuTensorMapEncodeTiled failed with " + detail::cu_result_string(encoder, r) +
+                           " for " + std::to_string(rows) + " x " + std::to_string(cols) + " fp16, box " +
+                           std::to_string(box_cols) + " cols x " + std::to_string(box_rows) + " rows");
   return {};
 }
 

@@ -3,13 +3,19 @@
 // bound, prints the report and traps. This program launches it, synchronises, and prints what came
 // back; ctest (label watchdog) passes when the device's report reached the host, which is the
 // point: printf output must survive the trap. Its own process, since the trap ends the CUDA context.
-// Exits 77 (ctest: skipped) without a GPU or on a GPU without sm_90a-compatible code.
+// Exits 77 (ctest: skipped), with the reason, without a GPU (the harness's gpu_available: no device
+// or no driver) or on a GPU without sm_90a-compatible code. Any other failure to find the GPU is a
+// broken set-up, not a machine without one: it prints FAIL and exits 1.
 #include <cuda_runtime.h>
 
 #include <chrono>
 #include <cstdio>
+#include <exception>
+#include <string>
 
 #include "common/mbarrier.cuh"
+#include "harness/backend.h"  // gpu_available
+#include "harness/device.h"
 
 namespace gemm::watchdog_test {
 
@@ -26,16 +32,21 @@ __global__ void broken_arrival_kernel() {
 }  // namespace gemm::watchdog_test
 
 int main() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::printf("SKIP: no GPU\n");
-    return 77;
-  }
-  cudaDeviceProp prop{};
-  cudaGetDeviceProperties(&prop, 0);
-  if (prop.major != 9 || prop.minor != 0) {
-    std::printf("SKIP: the watchdog test kernel is built for sm_90a; this GPU is sm_%d%d\n", prop.major, prop.minor);
-    return 77;
+  try {
+    std::string why;
+    if (!gemm::gpu_available(&why)) {
+      std::printf("SKIP: %s\n", why.c_str());
+      return 77;
+    }
+    const gemm::DeviceInfo device = gemm::query_device(0);
+    if (device.cc_major != 9 || device.cc_minor != 0) {
+      std::printf("SKIP: the watchdog test kernel is built for sm_90a; this GPU is sm_%d%d\n", device.cc_major,
+                  device.cc_minor);
+      return 77;
+    }
+  } catch (const std::exception& e) {  // gemm::Error: a failed query on a machine with a driver
+    std::printf("FAIL: %s\n", e.what());
+    return 1;
   }
   const auto start = std::chrono::steady_clock::now();
   gemm::watchdog_test::broken_arrival_kernel<<<2, 32>>>();
