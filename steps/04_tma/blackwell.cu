@@ -9,9 +9,9 @@
 //   1. Loads: the MMA thread issues two bulk tensor copies per K slice (`tma_load_2d`, A and B,
 //      128x64 each). TMA writes the swizzled layout itself and fills zeros past the edges, so
 //      `copy_tile_sw128` and its edge checks are gone.
-//   2. The copies complete on the mbarrier `full`: the issuing thread's `mbarrier_arrive_expect_tx`
-//      announces `kStageBytes`, and the phase completes once all of them have landed; only the MMA
-//      thread needs the data, so only it waits (`mbarrier_wait`).
+//   2. The copies complete on the mbarrier `tma2mma` (TMA to MMA): the issuing thread's
+//      `mbarrier_arrive_expect_tx` announces `kStageBytes`, and the phase completes once all of
+//      them have landed; only the MMA thread needs the data, so only it waits (`mbarrier_wait`).
 //   3. The tensor maps (shape, strides, box, swizzle; `make_tensor_map_2d`) are built on the host
 //      and passed as `__grid_constant__` `CUtensorMap` parameters; thread 0 prefetches them
 //      (`tma_prefetch_descriptor`).
@@ -57,8 +57,8 @@ constexpr uint32_t kIdesc = make_idesc_f16(/*cta_group=*/1, kTileM, kTileN);
 // The output tile is stored as boxes of 64 columns: a SW128 box row is at most 128 bytes.
 constexpr int kStoreCols = 64;
 constexpr int kStoreBoxes = kTileN / kStoreCols;
-// Bytes one K slice brings into shared memory: what `full` expects per phase. TMA always delivers
-// the whole box, the zeros it fills past the edges included.
+// Bytes one K slice brings into shared memory: what tma2mma expects per phase. TMA always
+// delivers the whole box, the zeros it fills past the edges included.
 constexpr uint32_t kStageBytes = (kTileM + kTileN) * kTileK * sizeof(__half);
 static_assert(kStageBytes == 32768, "A 128x64 + B 128x64 fp16");
 
@@ -68,7 +68,7 @@ struct alignas(1024) SharedStorage {
   __half a[kTileM * kTileK];                   // 16 KB, written by TMA
   __half b[kTileN * kTileK];                   // 16 KB, written by TMA
   __half d[kStoreBoxes][kTileM * kStoreCols];  // 2 x 16 KB: the fp16 output tile, read by TMA
-  uint64_t full;                               // mbarrier: the K slice has landed
+  uint64_t tma2mma;                            // mbarrier: the K slice has landed
   uint64_t mma_done;                           // mbarrier: tcgen05.commit, once the MMAs completed
   uint32_t tmem_base;                          // tcgen05.alloc writes the accumulator's address here
 };
@@ -110,7 +110,7 @@ __global__ void __launch_bounds__(kThreads)
     tma_prefetch_descriptor(&map_a);
     tma_prefetch_descriptor(&map_b);
     tma_prefetch_descriptor(&map_d);
-    mbarrier_init(&smem.full, 1);      // one arrival per phase: the issuing thread's arrive.expect_tx
+    mbarrier_init(&smem.tma2mma, 1);   // one arrival per phase: the issuing thread's arrive.expect_tx
     mbarrier_init(&smem.mma_done, 1);  // one arrival completes a phase: the tcgen05.commit
     fence_mbarrier_init();             // the inits are visible to the async proxy (TMA, commit)
   }
@@ -125,14 +125,14 @@ __global__ void __launch_bounds__(kThreads)
   const TraceTile traced(TraceRole::cta, blockIdx.x);
 
   for (int64_t k0 = 0; k0 < K; k0 += kTileK) {
-    // BEGIN SOLUTION step04: thread 0 announces kStageBytes on `full` (arrive.expect_tx), loads the boxes at {k0, m0} of A and {k0, n0} of B, and waits on `full` (parity = slice index & 1) before it issues the MMAs; tcgen05.fence::after_thread_sync after the wait.
+    // BEGIN SOLUTION step04: thread 0 announces kStageBytes on `tma2mma` (arrive.expect_tx), loads the boxes at {k0, m0} of A and {k0, n0} of B, and waits on `full` (parity = slice index & 1) before it issues the MMAs; tcgen05.fence::after_thread_sync after the wait.
     if (threadIdx.x == 0) {
-      mbarrier_arrive_expect_tx(&smem.full, kStageBytes);
-      tma_load_2d(smem.a, &map_a, &smem.full, static_cast<int32_t>(k0), static_cast<int32_t>(m0));
-      tma_load_2d(smem.b, &map_b, &smem.full, static_cast<int32_t>(k0), static_cast<int32_t>(n0));
+      mbarrier_arrive_expect_tx(&smem.tma2mma, kStageBytes);
+      tma_load_2d(smem.a, &map_a, &smem.tma2mma, static_cast<int32_t>(k0), static_cast<int32_t>(m0));
+      tma_load_2d(smem.b, &map_b, &smem.tma2mma, static_cast<int32_t>(k0), static_cast<int32_t>(n0));
       // The phase completes once the arrival and all 32768 bytes are in. The tiles were written
       // by the async proxy, so no proxy fence is needed before the MMAs read them.
-      mbarrier_wait(&smem.full, static_cast<uint32_t>(k0 / kTileK) & 1, WaitTag{"full", "mma"});
+      mbarrier_wait(&smem.tma2mma, static_cast<uint32_t>(k0 / kTileK) & 1, WaitTag{"tma2mma", "mma"});
       tcgen05_fence_after_thread_sync();  // orders the MMAs below after the wait
     }
     // END SOLUTION step04

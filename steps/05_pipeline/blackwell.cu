@@ -6,21 +6,22 @@
 // ladder and the kernel as a whole.
 //
 // What this step adds:
-//   1. Two stages (`kStages`): two buffers of A and B, each with a `full` barrier (its slice has
-//      landed: the arrive.expect_tx and TMA's bytes) and an `empty` barrier (the `tcgen05_commit`
-//      after the MMAs that read the stage). `PipelineState` (common/pipeline.cuh, which arrives
-//      with this lesson) gives each side its stage and the parity it waits on.
+//   1. Two stages (`kStages`): two buffers of A and B, each with a `tma2mma` barrier (its slice has
+//      landed: the arrive.expect_tx and TMA's bytes) and an `mma2tma` barrier (the `tcgen05_commit`
+//      after the MMAs that read the stage: the stage is free). `PipelineState`
+//      (common/pipeline.cuh, which arrives with this lesson) gives each side its stage and the
+//      parity it waits on.
 //   2. Thread 0 runs the whole K loop as producer and MMA issuer: it fills both stages
-//      (`load_slice`), then per slice waits on `full`, issues the MMAs, commits them to the stage's
-//      `empty`, and refills that stage with slice k + 2 (`next`). Two loads are in flight, but the
-//      refill waits for slice k's MMAs, so the thread issues slice k + 1's only once the tensor
-//      core has drained slice k.
-//   3. `acc_ready`: after the last slice one more `tcgen05_commit` tells the epilogue that the
-//      accumulator is final. The other threads wait on it alone; step 4's per-slice `__syncthreads`
-//      is gone.
-//   4. The producer's tail: before the CTA may exit, thread 0 waits on `empty` for the last slices'
-//      commits, which no refill waited for: they arrive asynchronously, on barriers that must still
-//      exist.
+//      (`load_slice`), then per slice waits on `tma2mma`, issues the MMAs, commits them to the
+//      stage's `mma2tma`, and refills that stage with slice k + 2 (`next`). Two loads are in
+//      flight, but the refill waits for slice k's MMAs, so the thread issues slice k + 1's only
+//      once the tensor core has drained slice k.
+//   3. `mma2ld` (MMA to the epilogue's tcgen05.ld, in place of `mma_done`): after the last slice
+//      one more `tcgen05_commit` tells the epilogue that the accumulator is final. The other
+//      threads wait on it alone; step 4's per-slice `__syncthreads` is gone.
+//   4. The producer's tail: before the CTA may exit, thread 0 waits on `mma2tma` for the last
+//      slices' commits, which no refill waited for: they arrive asynchronously, on barriers that
+//      must still exist.
 //   5. The epilogue stages the output tile in the A buffers (`smem.a`), free once every MMA has
 //      completed, instead of a buffer of its own: a third buffer would leave room for two CTAs per
 //      SM instead of three.
@@ -62,8 +63,8 @@ constexpr uint32_t kIdesc = make_idesc_f16(/*cta_group=*/1, kTileM, kTileN);
 // The output tile is stored as boxes of 64 columns: a SW128 box row is at most 128 bytes.
 constexpr int kStoreCols = 64;
 constexpr int kStoreBoxes = kTileN / kStoreCols;
-// Bytes one K slice brings into shared memory: what `full` expects per phase. TMA always delivers
-// the whole box, the zeros it fills past the edges included.
+// Bytes one K slice brings into shared memory: what tma2mma expects per phase. TMA always
+// delivers the whole box, the zeros it fills past the edges included.
 constexpr uint32_t kStageBytes = (kTileM + kTileN) * kTileK * sizeof(__half);
 static_assert(kStageBytes == 32768, "A 128x64 + B 128x64 fp16");
 
@@ -72,9 +73,9 @@ static_assert(kStageBytes == 32768, "A 128x64 + B 128x64 fp16");
 struct alignas(1024) SharedStorage {
   __half a[kStages][kTileM * kTileK];  // 2 x 16 KB, written by TMA
   __half b[kStages][kTileN * kTileK];  // 2 x 16 KB, written by TMA
-  uint64_t full[kStages];              // mbarrier: the stage's K slice has landed
-  uint64_t empty[kStages];             // mbarrier: the MMAs reading the stage completed
-  uint64_t acc_ready;                  // mbarrier: every MMA of the tile completed
+  uint64_t tma2mma[kStages];           // mbarrier: the stage's K slice has landed
+  uint64_t mma2tma[kStages];           // mbarrier: the MMAs reading the stage completed
+  uint64_t mma2ld;                     // mbarrier: every MMA of the tile completed
   uint32_t tmem_base;                  // tcgen05.alloc writes the accumulator's address here
 };
 static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b[0]) % 1024 == 0,
@@ -101,17 +102,65 @@ __device__ uint32_t pack_half2(uint32_t lo, uint32_t hi) {
 // free, and moves the producer on. One thread.
 __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kStages>& write, const CUtensorMap* map_a,
                                            const CUtensorMap* map_b, int64_t m0, int64_t n0, int64_t k_slice) {
-  // BEGIN SOLUTION step05: wait on empty[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
-  mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer"});
+  // BEGIN SOLUTION step05: wait on mma2tma[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
+  mbarrier_wait(&smem.mma2tma[write.stage], write.empty_parity(), WaitTag{"mma2tma", "producer"});
   // END SOLUTION step05
-  // BEGIN SOLUTION step04: announce kStageBytes on full[s] (arrive.expect_tx), then load the boxes at {k0, m0} of A and {k0, n0} of B (k0 = k_slice * 64) into stage s = write.stage.
+  // BEGIN SOLUTION step04: announce kStageBytes on tma2mma[s] (arrive.expect_tx), then load the boxes at {k0, m0} of A and {k0, n0} of B (k0 = k_slice * 64) into stage s = write.stage.
   const int s = write.stage;
   const int32_t k0 = static_cast<int32_t>(k_slice * kTileK);
-  mbarrier_arrive_expect_tx(&smem.full[s], kStageBytes);
-  tma_load_2d(smem.a[s], map_a, &smem.full[s], k0, static_cast<int32_t>(m0));
-  tma_load_2d(smem.b[s], map_b, &smem.full[s], k0, static_cast<int32_t>(n0));
+  mbarrier_arrive_expect_tx(&smem.tma2mma[s], kStageBytes);
+  tma_load_2d(smem.a[s], map_a, &smem.tma2mma[s], k0, static_cast<int32_t>(m0));
+  tma_load_2d(smem.b[s], map_b, &smem.tma2mma[s], k0, static_cast<int32_t>(n0));
   // END SOLUTION step04
   write.advance();
+}
+
+// The K loop of the tile, in one thread: producer and MMA issuer at once, with a place in the ring
+// for each role. Every slice is loaded, multiplied into the accumulator and released; then one
+// commit tells the epilogue that the accumulator is final.
+__device__ __forceinline__ void mma_tile(SharedStorage& smem, const CUtensorMap* map_a, const CUtensorMap* map_b,
+                                         int64_t m0, int64_t n0, int64_t k_slices, uint32_t tmem_acc) {
+  PipelineState<kStages> write;  // the stage the producer fills next
+  PipelineState<kStages> read;   // the stage the MMAs read next
+
+  // Prefetch: fill every stage before the first MMA.
+  for (int64_t ks = 0; ks < kStages && ks < k_slices; ++ks) load_slice(smem, write, map_a, map_b, m0, n0, ks);
+
+  for (int64_t ks = 0; ks < k_slices; ++ks) {
+    // BEGIN SOLUTION step05: wait on tma2mma[read.stage] with the consumer's parity, read.full_parity(); then tcgen05.fence::after_thread_sync.
+    mbarrier_wait(&smem.tma2mma[read.stage], read.full_parity(), WaitTag{"tma2mma", "mma"});
+    tcgen05_fence_after_thread_sync();  // orders the MMAs below after the wait
+                                        // END SOLUTION step05
+
+    // BEGIN SOLUTION step02: enable_input_d is false only for the tile's very first MMA (first K slice, first k16 step).
+    // tcgen05.mma is issued by one thread and runs asynchronously, in issue order on the same
+    // accumulator: the MMAs of consecutive slices queue up behind each other.
+#pragma unroll
+    for (int k = 0; k < kTileK / kMmaK; ++k) {
+      const uint32_t k_bytes = k * kMmaK * sizeof(__half);  // 32 B per k16 slice
+      const uint64_t a_desc = make_smem_desc_k_sw128(smem_addr(smem.a[read.stage]) + k_bytes);
+      const uint64_t b_desc = make_smem_desc_k_sw128(smem_addr(smem.b[read.stage]) + k_bytes);
+      tcgen05_mma_f16<1>(tmem_acc, a_desc, b_desc, kIdesc, /*enable_input_d=*/ks > 0 || k > 0);
+    }
+    // END SOLUTION step02
+
+    // BEGIN SOLUTION step05: tcgen05.commit to mma2tma[read.stage] releases the stage once these MMAs complete; then refill this same stage with slice ks + kStages if it exists (load_slice waits for that release).
+    tcgen05_commit<1>(&smem.mma2tma[read.stage]);
+    const int64_t next = ks + kStages;  // the slice that goes into this stage next
+    if (next < k_slices) load_slice(smem, write, map_a, map_b, m0, n0, next);
+    // END SOLUTION step05
+    read.advance();
+  }
+  // BEGIN SOLUTION step05: one more tcgen05.commit, to mma2ld: it arrives once every MMA of the tile has completed.
+  tcgen05_commit<1>(&smem.mma2ld);
+  // END SOLUTION step05
+  // The tail: the commits to mma2tma of the last slices were never waited on (no load followed
+  // them). Their arrivals are asynchronous and must land before the CTA's barriers and TMEM go
+  // away: wait for the ring's next kStages positions (one that was never filled passes at once).
+  for (int s = 0; s < kStages; ++s) {
+    mbarrier_wait(&smem.mma2tma[write.stage], write.empty_parity(), WaitTag{"mma2tma", "producer tail"});
+    write.advance();
+  }
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -140,11 +189,11 @@ __global__ void __launch_bounds__(kThreads)
     tma_prefetch_descriptor(&map_d);
 #pragma unroll
     for (int s = 0; s < kStages; ++s) {
-      mbarrier_init(&smem.full[s], 1);   // the issuing thread's arrive.expect_tx
-      mbarrier_init(&smem.empty[s], 1);  // the tcgen05.commit after the stage's MMAs
+      mbarrier_init(&smem.tma2mma[s], 1);  // the issuing thread's arrive.expect_tx
+      mbarrier_init(&smem.mma2tma[s], 1);  // the tcgen05.commit after the stage's MMAs
     }
-    mbarrier_init(&smem.acc_ready, 1);  // the tcgen05.commit after the tile's last MMAs
-    fence_mbarrier_init();              // the inits are visible to the async proxy (TMA, commit)
+    mbarrier_init(&smem.mma2ld, 1);  // the tcgen05.commit after the tile's last MMAs
+    fence_mbarrier_init();           // the inits are visible to the async proxy (TMA, commit)
   }
   // The barrier publishes the mbarrier inits and the TMEM address (an ordinary shared-memory write
   // by tcgen05.alloc). The tcgen05 fences around it order warp 0's alloc before every thread's
@@ -157,60 +206,17 @@ __global__ void __launch_bounds__(kThreads)
   const TraceTile traced(TraceRole::cta, blockIdx.x);
 
   const int64_t k_slices = (K + kTileK - 1) / kTileK;
-  // The K loop: one thread, producer and MMA issuer at once, with a place in the ring for each role.
-  if (threadIdx.x == 0) {
-    PipelineState<kStages> write;  // the stage the producer fills next
-    PipelineState<kStages> read;   // the stage the MMAs read next
-
-    // Prefetch: fill every stage before the first MMA.
-    for (int64_t ks = 0; ks < kStages && ks < k_slices; ++ks) load_slice(smem, write, &map_a, &map_b, m0, n0, ks);
-
-    for (int64_t ks = 0; ks < k_slices; ++ks) {
-      // BEGIN SOLUTION step05: wait on full[read.stage] with the consumer's parity, read.full_parity(); then tcgen05.fence::after_thread_sync.
-      mbarrier_wait(&smem.full[read.stage], read.full_parity(), WaitTag{"full", "mma"});
-      tcgen05_fence_after_thread_sync();  // orders the MMAs below after the wait
-
-      // END SOLUTION step05
-
-      // BEGIN SOLUTION step02: enable_input_d is false only for the tile's very first MMA (first K slice, first k16 step).
-      // tcgen05.mma is issued by one thread and runs asynchronously, in issue order on the same
-      // accumulator: the MMAs of consecutive slices queue up behind each other.
-#pragma unroll
-      for (int k = 0; k < kTileK / kMmaK; ++k) {
-        const uint32_t k_bytes = k * kMmaK * sizeof(__half);  // 32 B per k16 slice
-        const uint64_t a_desc = make_smem_desc_k_sw128(smem_addr(smem.a[read.stage]) + k_bytes);
-        const uint64_t b_desc = make_smem_desc_k_sw128(smem_addr(smem.b[read.stage]) + k_bytes);
-        tcgen05_mma_f16<1>(tmem_acc, a_desc, b_desc, kIdesc, /*enable_input_d=*/ks > 0 || k > 0);
-      }
-      // END SOLUTION step02
-
-      // BEGIN SOLUTION step05: tcgen05.commit to empty[read.stage] releases the stage once these MMAs complete; then refill this same stage with slice ks + kStages if it exists (load_slice waits for that release).
-      tcgen05_commit<1>(&smem.empty[read.stage]);
-      const int64_t next = ks + kStages;  // the slice that goes into this stage next
-      if (next < k_slices) load_slice(smem, write, &map_a, &map_b, m0, n0, next);
-      // END SOLUTION step05
-      read.advance();
-    }
-    // BEGIN SOLUTION step05: one more tcgen05.commit, to acc_ready: it arrives once every MMA of the tile has completed.
-    tcgen05_commit<1>(&smem.acc_ready);
-    // END SOLUTION step05
-    // The tail: the commits to empty of the last slices were never waited on (no load followed
-    // them). Their arrivals are asynchronous and must land before the CTA's barriers and TMEM go
-    // away: wait for the ring's next kStages positions (one that was never filled passes at once).
-    for (int s = 0; s < kStages; ++s) {
-      mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer tail"});
-      write.advance();
-    }
-  }
-  // BEGIN SOLUTION step05: every thread waits on acc_ready; it completes once per tile, so this is its phase 0 (parity 0).
+  // Thread 0 runs the K loop; every thread then waits for the accumulator.
+  if (threadIdx.x == 0) mma_tile(smem, &map_a, &map_b, m0, n0, k_slices, tmem_acc);
+  // BEGIN SOLUTION step05: every thread waits on mma2ld; it completes once per tile, so this is its phase 0 (parity 0).
   // Only the mbarrier tells that the MMAs have completed (a CTA barrier would prove only that
   // they were issued).
-  mbarrier_wait(&smem.acc_ready, 0, WaitTag{"acc_ready", "epilogue"});
+  mbarrier_wait(&smem.mma2ld, 0, WaitTag{"mma2ld", "epilogue"});
   // END SOLUTION step05
   tcgen05_fence_after_thread_sync();  // orders the tcgen05.ld below after the wait
 
   // tcgen05.ld is .sync.aligned: the whole warp must execute it together. Lane 0 of warp 0 ran
-  // the K loop while the other lanes spun on acc_ready, so reconverge explicitly.
+  // the K loop while the other lanes spun on mma2ld, so reconverge explicitly.
   warp_sync();
 
   const TraceEpilogue traced_epilogue;

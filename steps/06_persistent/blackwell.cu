@@ -1,28 +1,31 @@
-// GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 6 of 10: persistent.
+// GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 6 of 12: persistent.
 //
-//   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
+// D[M,N] = A[M,K] * B[N,K]^T in fp16, summed in fp32. Each step's file is the previous step's plus
+// one lesson (step 1 is the start), so `diff` against the previous step's file is the lesson in
+// code. README.md beside this file explains it; the top README and docs/design.md explain the
+// ladder and the kernel as a whole.
 //
-// D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: a resident grid of CTAs
-// (4 warps and one 128x128 TMEM accumulator each) that loop over the 128x128 output tiles.
-// The lesson: a persistent grid, and the order of its tiles.
-// What this step adds (over step 5):
-//   1. The grid is what the GPU runs at once, SMs x the CTAs of this kernel that fit on one SM
-//      (gemm::resident_ctas asks the device and the occupancy API), never more than there are
-//      tiles. Each CTA walks the work units of the TileScheduler (common/scheduler.cuh, which
-//      arrives with this lesson): worker blockIdx.x of gridDim.x takes units blockIdx.x,
-//      blockIdx.x + gridDim.x, ... It takes a cluster size from the start (1 until step 9).
-//   2. The units are numbered in L2-friendly groups of kGroupM tile rows: the tiles running at the
-//      same time share a few rows of A and columns of B, which then come from L2, not from DRAM.
-//   3. Each CTA walks K forward on one tile and backward on the next: a wave of tiles starts on the
-//      slices the wave before it loaded last, still in L2.
-//   4. Setup (TMEM allocation, barrier inits, descriptor prefetch) happens once per CTA, not once
-//      per tile, and the pipeline state lives across tiles: the barriers keep counting phases.
-//   5. acc_ready completes once per tile: this CTA's tile i waits on parity i & 1.
-//   6. The accumulator is reused: the next tile's MMAs overwrite it, so they may start only once
-//      every thread's tcgen05.ld of this tile has completed (the CTA barrier that ends the epilogue).
-//   7. The next tile's first slices go into the A buffers the epilogue staged its tile in: thread 0
-//      loads them only once the TMA store has read those (wait_group.read 0).
+// What this step adds:
+//   1. A resident grid: `run` asks `resident_ctas` (common/device.cuh) how many CTAs of this kernel
+//      the GPU holds at once (three per SM: shared memory) and launches that many, no more than
+//      there are tiles.
+//   2. The `TileScheduler` (common/scheduler.cuh, which arrives with this lesson) numbers the tiles
+//      in L2-friendly groups of `kGroupM` tile rows; CTA blockIdx.x of gridDim.x walks units
+//      blockIdx.x, blockIdx.x + gridDim.x, ... (`WorkCursor`). It takes a cluster size from the
+//      start: 1 until step 9.
+//   3. K forward on one tile, backward on the next (`k_slice_in_turn` of the CTA's `turn`): each
+//      wave of tiles starts on the slices the wave before it loaded last, the likeliest to be in
+//      L2.
+//   4. The tile loop calls two functions, `mma_tile` (thread 0) and `epilogue` (every thread),
+//      which hold step 5's K loop and epilogue; set-up (the TMEM allocation among it) stays once
+//      per CTA, the `PipelineState`s live across tiles, and the producer's tail runs once, after
+//      the last tile.
+//   5. `mma2ld` completes once per tile: this CTA's tile `local` waits on parity local & 1. The
+//      next tile's MMAs overwrite the accumulator, so they start only after the epilogue's CTA
+//      barrier, which orders every thread's tcgen05.ld before them.
+//   6. The next tile's first slices (`prefetch_tile`) go into the A buffers the epilogue staged its
+//      tile in: thread 0 loads them once the TMA store has read those buffers
+//      (`tma_store_wait_group_read`).
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -63,8 +66,8 @@ constexpr uint32_t kIdesc = make_idesc_f16(/*cta_group=*/1, kTileM, kTileN);
 // The output tile is stored as boxes of 64 columns: a SW128 box row is at most 128 bytes.
 constexpr int kStoreCols = 64;
 constexpr int kStoreBoxes = kTileN / kStoreCols;
-// Bytes one K slice brings into shared memory: what `full` expects per phase. TMA always delivers
-// the whole box, the zeros it fills past the edges included.
+// Bytes one K slice brings into shared memory: what tma2mma expects per phase. TMA always
+// delivers the whole box, the zeros it fills past the edges included.
 constexpr uint32_t kStageBytes = (kTileM + kTileN) * kTileK * sizeof(__half);
 static_assert(kStageBytes == 32768, "A 128x64 + B 128x64 fp16");
 // Tile rows per L2 group of the scheduler: the hopper track's choice (README.md, NOTES.md).
@@ -75,9 +78,9 @@ constexpr int kGroupM = 16;
 struct alignas(1024) SharedStorage {
   __half a[kStages][kTileM * kTileK];  // 2 x 16 KB, written by TMA
   __half b[kStages][kTileN * kTileK];  // 2 x 16 KB, written by TMA
-  uint64_t full[kStages];              // mbarrier: the stage's K slice has landed
-  uint64_t empty[kStages];             // mbarrier: the MMAs reading the stage completed
-  uint64_t acc_ready;                  // mbarrier: every MMA of the tile completed
+  uint64_t tma2mma[kStages];           // mbarrier: the stage's K slice has landed
+  uint64_t mma2tma[kStages];           // mbarrier: the MMAs reading the stage completed
+  uint64_t mma2ld;                     // mbarrier: every MMA of the tile completed
   uint32_t tmem_base;                  // tcgen05.alloc writes the accumulator's address here
 };
 static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b[0]) % 1024 == 0,
@@ -87,9 +90,9 @@ static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b
 static_assert(tmem_limited_smem_bytes(smem_bytes<SharedStorage>(), kTmemColumns) == smem_bytes<SharedStorage>(),
               "TMEM must not hold fewer accumulators than shared memory holds CTAs");
 // No staging buffer of its own for the epilogue: once the K loop is over, both stages are free, and
-// the output tile goes into the two A buffers (2 x 16 KB: exactly its two 64-column boxes). A third
-// 32 KB buffer (~97 KB per CTA) would leave room for two CTAs per SM instead of three, and that
-// costs more than the second stage gains: fewer CTAs means fewer loads in flight per SM (NOTES.md).
+// the output tile goes into the two A buffers (exactly its two 64-column boxes). A third buffer
+// would leave room for two CTAs per SM instead of three: fewer loads in flight per SM, which on
+// the hopper track measured slower than the second stage gains (NOTES.md).
 static_assert(sizeof(SharedStorage::a) == kStoreBoxes * kTileM * kStoreCols * sizeof(__half),
               "the output tile fills the A buffers exactly");
 
@@ -104,15 +107,15 @@ __device__ uint32_t pack_half2(uint32_t lo, uint32_t hi) {
 // free, and moves the producer on. One thread.
 __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kStages>& write, const CUtensorMap* map_a,
                                            const CUtensorMap* map_b, int64_t m0, int64_t n0, int64_t k_slice) {
-  // BEGIN SOLUTION step05: wait on empty[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
-  mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer"});
+  // BEGIN SOLUTION step05: wait on mma2tma[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
+  mbarrier_wait(&smem.mma2tma[write.stage], write.empty_parity(), WaitTag{"mma2tma", "producer"});
   // END SOLUTION step05
-  // BEGIN SOLUTION step04: announce kStageBytes on full[s] (arrive.expect_tx), then load the boxes at {k0, m0} of A and {k0, n0} of B (k0 = k_slice * 64) into stage s = write.stage.
+  // BEGIN SOLUTION step04: announce kStageBytes on tma2mma[s] (arrive.expect_tx), then load the boxes at {k0, m0} of A and {k0, n0} of B (k0 = k_slice * 64) into stage s = write.stage.
   const int s = write.stage;
   const int32_t k0 = static_cast<int32_t>(k_slice * kTileK);
-  mbarrier_arrive_expect_tx(&smem.full[s], kStageBytes);
-  tma_load_2d(smem.a[s], map_a, &smem.full[s], k0, static_cast<int32_t>(m0));
-  tma_load_2d(smem.b[s], map_b, &smem.full[s], k0, static_cast<int32_t>(n0));
+  mbarrier_arrive_expect_tx(&smem.tma2mma[s], kStageBytes);
+  tma_load_2d(smem.a[s], map_a, &smem.tma2mma[s], k0, static_cast<int32_t>(m0));
+  tma_load_2d(smem.b[s], map_b, &smem.tma2mma[s], k0, static_cast<int32_t>(n0));
   // END SOLUTION step04
   write.advance();
 }
@@ -124,6 +127,102 @@ __device__ __forceinline__ void prefetch_tile(SharedStorage& smem, PipelineState
                                               int64_t k_slices, int64_t turn) {
   for (int64_t i = 0; i < kStages && i < k_slices; ++i)
     load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN, k_slice_in_turn(turn, i, 0, k_slices));
+}
+
+// The K loop of one tile, at (m0, n0), in one thread: producer and MMA issuer at once. Every slice
+// is multiplied into the accumulator and released, each stage refilled with the turn's slice
+// kStages further on; then one commit tells the epilogue that the accumulator is final.
+__device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kStages>& write,
+                                         PipelineState<kStages>& read, const CUtensorMap* map_a,
+                                         const CUtensorMap* map_b, int64_t m0, int64_t n0, int64_t k_slices,
+                                         int64_t turn, uint32_t tmem_acc) {
+  for (int64_t ks = 0; ks < k_slices; ++ks) {
+    // BEGIN SOLUTION step05: wait on tma2mma[read.stage] with the consumer's parity, read.full_parity(); then tcgen05.fence::after_thread_sync.
+    mbarrier_wait(&smem.tma2mma[read.stage], read.full_parity(), WaitTag{"tma2mma", "mma"});
+    tcgen05_fence_after_thread_sync();  // orders the MMAs below after the wait
+                                        // END SOLUTION step05
+
+    // BEGIN SOLUTION step02: enable_input_d is false only for the tile's very first MMA (first K slice, first k16 step).
+    // tcgen05.mma is issued by one thread and runs asynchronously, in issue order on the same
+    // accumulator: the MMAs of consecutive slices queue up behind each other.
+#pragma unroll
+    for (int k = 0; k < kTileK / kMmaK; ++k) {
+      const uint32_t k_bytes = k * kMmaK * sizeof(__half);  // 32 B per k16 slice
+      const uint64_t a_desc = make_smem_desc_k_sw128(smem_addr(smem.a[read.stage]) + k_bytes);
+      const uint64_t b_desc = make_smem_desc_k_sw128(smem_addr(smem.b[read.stage]) + k_bytes);
+      tcgen05_mma_f16<1>(tmem_acc, a_desc, b_desc, kIdesc, /*enable_input_d=*/ks > 0 || k > 0);
+    }
+    // END SOLUTION step02
+
+    // BEGIN SOLUTION step05: tcgen05.commit to mma2tma[read.stage] releases the stage once these MMAs complete; then refill this same stage with the turn's slice ks + kStages if it exists (k_slice_in_turn(turn, ks + kStages, 0, k_slices); load_slice waits for that release).
+    tcgen05_commit<1>(&smem.mma2tma[read.stage]);
+    const int64_t next = ks + kStages;  // the turn's slice that goes into this stage next
+    if (next < k_slices) load_slice(smem, write, map_a, map_b, m0, n0, k_slice_in_turn(turn, next, 0, k_slices));
+    // END SOLUTION step05
+    read.advance();
+  }
+  // BEGIN SOLUTION step05: one more tcgen05.commit, to mma2ld: it arrives once every MMA of the tile has completed.
+  tcgen05_commit<1>(&smem.mma2ld);
+  // END SOLUTION step05
+}
+
+// The epilogue of one tile, at (m0, n0). Every thread.
+__device__ __forceinline__ void epilogue_tile(SharedStorage& smem, const CUtensorMap* map_d, int64_t m0, int64_t n0,
+                                              int64_t N, uint32_t tmem_acc) {
+  const TraceEpilogue traced_epilogue;
+  // Epilogue: TMEM -> registers -> fp16 -> shared memory (SW128 boxes, in the A buffers: every MMA
+  // has completed, so none reads them any more) -> TMA store, 32 columns per tcgen05.ld. Each
+  // thread writes 16-byte chunks of its own row; the 8 rows of 8 consecutive lanes land in 8
+  // different chunk positions of the swizzle: no bank conflicts.
+  const int warp = warp_id();
+#pragma unroll
+  for (int c = 0; c < kTileN; c += kLdColumns) {
+    int row = 0;
+    uint32_t taddr = 0;
+    // BEGIN SOLUTION step01: warp w may read only TMEM lanes 32*(w%4)..+31 (tmem_lane_base); thread t of the warp gets lane base + t, i.e. tile row base + t.
+    row = static_cast<int>(tmem_lane_base(warp)) + lane_id();
+    taddr = tmem_addr(tmem_acc, tmem_lane_base(warp), c);
+    // END SOLUTION step01
+    uint32_t v[kLdColumns];  // columns c .. c+31 of this thread's row, fp32 bits
+    tmem_ld_32x32b_x32(taddr, v);
+    tmem_wait_ld();          // the loaded registers are valid only after the wait
+    tmem_fence_operands(v);  // ... and the compiler must not read them before it
+#pragma unroll
+    for (int j = 0; j < kLdColumns; j += 8) {  // 8 fp16 = one 16-byte chunk
+      const uint4 packed = make_uint4(pack_half2(v[j], v[j + 1]), pack_half2(v[j + 2], v[j + 3]),
+                                      pack_half2(v[j + 4], v[j + 5]), pack_half2(v[j + 6], v[j + 7]));
+      const int col = c + j;
+      char* box = nullptr;  // the 64-column box holding column col
+      uint32_t offset = 0;  // byte offset of (row, col) inside it
+      // BEGIN SOLUTION step04: column col (a multiple of 8) is in box col / 64, staged in A buffer col / 64; inside it, it starts 16-byte chunk (col % 64) / 8 of row `row`, at sw128_offset(row, chunk).
+      box = reinterpret_cast<char*>(smem.a[col / kStoreCols]);
+      offset = sw128_offset(row, (col % kStoreCols) / 8);
+      // END SOLUTION step04
+      *reinterpret_cast<uint4*>(box + offset) = packed;
+    }
+  }
+  // TMA reads shared memory through the async proxy; the stores above were generic-proxy stores.
+  // Each writer fences its own stores, then the barrier waits for every writer. The same barrier
+  // orders every thread's tcgen05.ld (completed: wait::ld above) before thread 0 issues the next
+  // tile's MMAs, which overwrite the accumulator, and before warp 0's dealloc at the end.
+  fence_proxy_async_shared();
+  tcgen05_fence_before_thread_sync();
+  __syncthreads();
+  tcgen05_fence_after_thread_sync();
+
+  // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} (skip a box wholly past N; TMA clips the rest), commits the bulk group and waits until it has read shared memory.
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int b = 0; b < kStoreBoxes; ++b)
+      if (n0 + b * kStoreCols < N)
+        tma_store_2d(map_d, smem.a[b], static_cast<int32_t>(n0 + b * kStoreCols), static_cast<int32_t>(m0));
+    tma_store_commit_group();
+    // The next tile's loads overwrite the A buffers, and the CTA's shared memory is released when
+    // it exits: either way the stores must have read them first. (Their writes to D may still be
+    // in flight; the next tile does not read D, and the kernel's completion covers them.)
+    tma_store_wait_group_read<0>();
+  }
+  // END SOLUTION step04
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -145,11 +244,11 @@ __global__ void __launch_bounds__(kThreads)
     tma_prefetch_descriptor(&map_d);
 #pragma unroll
     for (int s = 0; s < kStages; ++s) {
-      mbarrier_init(&smem.full[s], 1);   // the issuing thread's arrive.expect_tx
-      mbarrier_init(&smem.empty[s], 1);  // the tcgen05.commit after the stage's MMAs
+      mbarrier_init(&smem.tma2mma[s], 1);  // the issuing thread's arrive.expect_tx
+      mbarrier_init(&smem.mma2tma[s], 1);  // the tcgen05.commit after the stage's MMAs
     }
-    mbarrier_init(&smem.acc_ready, 1);  // the tcgen05.commit after the tile's last MMAs
-    fence_mbarrier_init();              // the inits are visible to the async proxy (TMA, commit)
+    mbarrier_init(&smem.mma2ld, 1);  // the tcgen05.commit after the tile's last MMAs
+    fence_mbarrier_init();           // the inits are visible to the async proxy (TMA, commit)
   }
   // The barrier publishes the mbarrier inits and the TMEM address (an ordinary shared-memory write
   // by tcgen05.alloc). The tcgen05 fences around it order warp 0's alloc before every thread's
@@ -161,11 +260,10 @@ __global__ void __launch_bounds__(kThreads)
 
   const int64_t k_slices = (K + kTileK - 1) / kTileK;
   const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, /*cluster_m=*/1, group_m);
-  // The K loop runs in thread 0, producer and MMA issuer at once, with a place in the ring for each
+  // Thread 0 runs the K loops, producer and MMA issuer at once, with a place in the ring for each
   // role; both live across tiles.
-  PipelineState<kStages> write;  // the stage the producer fills next
-  PipelineState<kStages> read;   // the stage the MMAs read next
-
+  PipelineState<kStages> write;                            // the stage the producer fills next
+  PipelineState<kStages> read;                             // the stage the MMAs read next
   WorkCursor cursor = sched.begin(blockIdx.x, gridDim.x);  // this CTA's first work unit
   // Prefetch: fill every stage with the first tile's slices before the first MMA.
   if (threadIdx.x == 0 && cursor.valid())
@@ -183,116 +281,28 @@ __global__ void __launch_bounds__(kThreads)
     // END SOLUTION step06
     // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
     const TraceTile traced(TraceRole::cta, cursor.unit);
-
-    if (threadIdx.x == 0) {
-      for (int64_t ks = 0; ks < k_slices; ++ks) {
-        // BEGIN SOLUTION step05: wait on full[read.stage] with the consumer's parity, read.full_parity(); then tcgen05.fence::after_thread_sync.
-        mbarrier_wait(&smem.full[read.stage], read.full_parity(), WaitTag{"full", "mma"});
-        tcgen05_fence_after_thread_sync();  // orders the MMAs below after the wait
-
-        // END SOLUTION step05
-
-        // BEGIN SOLUTION step02: enable_input_d is false only for the tile's very first MMA (first K slice, first k16 step).
-        // tcgen05.mma is issued by one thread and runs asynchronously, in issue order on the same
-        // accumulator: the MMAs of consecutive slices queue up behind each other.
-#pragma unroll
-        for (int k = 0; k < kTileK / kMmaK; ++k) {
-          const uint32_t k_bytes = k * kMmaK * sizeof(__half);  // 32 B per k16 slice
-          const uint64_t a_desc = make_smem_desc_k_sw128(smem_addr(smem.a[read.stage]) + k_bytes);
-          const uint64_t b_desc = make_smem_desc_k_sw128(smem_addr(smem.b[read.stage]) + k_bytes);
-          tcgen05_mma_f16<1>(tmem_acc, a_desc, b_desc, kIdesc, /*enable_input_d=*/ks > 0 || k > 0);
-        }
-        // END SOLUTION step02
-
-        // BEGIN SOLUTION step05: tcgen05.commit to empty[read.stage] releases the stage once these MMAs complete; then refill this same stage with the turn's slice ks + kStages if it exists (k_slice_in_turn(turn, ks + kStages, 0, k_slices); load_slice waits for that release).
-        tcgen05_commit<1>(&smem.empty[read.stage]);
-        const int64_t next = ks + kStages;  // the turn's slice that goes into this stage next
-        if (next < k_slices) load_slice(smem, write, &map_a, &map_b, m0, n0, k_slice_in_turn(turn, next, 0, k_slices));
-        // END SOLUTION step05
-        read.advance();
-      }
-      // BEGIN SOLUTION step05: one more tcgen05.commit, to acc_ready: it arrives once every MMA of the tile has completed.
-      tcgen05_commit<1>(&smem.acc_ready);
-      // END SOLUTION step05
-    }
-    // BEGIN SOLUTION step06: every thread waits on acc_ready; it completes once per tile, so this CTA's tile `local` waits on parity local & 1.
+    if (threadIdx.x == 0) mma_tile(smem, write, read, &map_a, &map_b, m0, n0, k_slices, turn, tmem_acc);
+    // BEGIN SOLUTION step06: every thread waits on mma2ld; it completes once per tile, so this CTA's tile `local` waits on parity local & 1.
     // Only the mbarrier tells that the MMAs have completed (a CTA barrier would prove only that
     // they were issued).
-    mbarrier_wait(&smem.acc_ready, static_cast<uint32_t>(local & 1), WaitTag{"acc_ready", "epilogue"});
+    mbarrier_wait(&smem.mma2ld, static_cast<uint32_t>(local & 1), WaitTag{"mma2ld", "epilogue"});
     // END SOLUTION step06
     tcgen05_fence_after_thread_sync();  // orders the tcgen05.ld below after the wait
-
     // tcgen05.ld is .sync.aligned: the whole warp must execute it together. Lane 0 of warp 0 ran
-    // the K loop while the other lanes spun on acc_ready, so reconverge explicitly.
+    // the K loop while the other lanes spun on mma2ld, so reconverge explicitly.
     warp_sync();
-
-    const TraceEpilogue traced_epilogue;
-    // Epilogue: TMEM -> registers -> fp16 -> shared memory (SW128 boxes, in the A buffers: every MMA
-    // has completed, so none reads them any more) -> TMA store, 32 columns per tcgen05.ld. Each
-    // thread writes 16-byte chunks of its own row; the 8 rows of 8 consecutive lanes land in 8
-    // different chunk positions of the swizzle: no bank conflicts.
-    const int warp = warp_id();
-#pragma unroll
-    for (int c = 0; c < kTileN; c += kLdColumns) {
-      int row = 0;
-      uint32_t taddr = 0;
-      // BEGIN SOLUTION step01: warp w may read only TMEM lanes 32*(w%4)..+31 (tmem_lane_base); thread t of the warp gets lane base + t, i.e. tile row base + t.
-      row = static_cast<int>(tmem_lane_base(warp)) + lane_id();
-      taddr = tmem_addr(tmem_acc, tmem_lane_base(warp), c);
-      // END SOLUTION step01
-      uint32_t v[kLdColumns];  // columns c .. c+31 of this thread's row, fp32 bits
-      tmem_ld_32x32b_x32(taddr, v);
-      tmem_wait_ld();          // the loaded registers are valid only after the wait
-      tmem_fence_operands(v);  // ... and the compiler must not read them before it
-#pragma unroll
-      for (int j = 0; j < kLdColumns; j += 8) {  // 8 fp16 = one 16-byte chunk
-        const uint4 packed = make_uint4(pack_half2(v[j], v[j + 1]), pack_half2(v[j + 2], v[j + 3]),
-                                        pack_half2(v[j + 4], v[j + 5]), pack_half2(v[j + 6], v[j + 7]));
-        const int col = c + j;
-        char* box = nullptr;  // the 64-column box holding column col
-        uint32_t offset = 0;  // byte offset of (row, col) inside it
-        // BEGIN SOLUTION step04: column col (a multiple of 8) is in box col / 64, staged in A buffer col / 64; inside it, it starts 16-byte chunk (col % 64) / 8 of row `row`, at sw128_offset(row, chunk).
-        box = reinterpret_cast<char*>(smem.a[col / kStoreCols]);
-        offset = sw128_offset(row, (col % kStoreCols) / 8);
-        // END SOLUTION step04
-        *reinterpret_cast<uint4*>(box + offset) = packed;
-      }
-    }
-    // TMA reads shared memory through the async proxy; the stores above were generic-proxy stores.
-    // Each writer fences its own stores, then the barrier waits for every writer. The same barrier
-    // orders every thread's tcgen05.ld (completed: wait::ld above) before thread 0 issues the next
-    // tile's MMAs, which overwrite the accumulator, and before warp 0's dealloc at the end.
-    fence_proxy_async_shared();
-    tcgen05_fence_before_thread_sync();
-    __syncthreads();
-    tcgen05_fence_after_thread_sync();
-
-    // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} (skip a box wholly past N; TMA clips the rest), commits the bulk group and waits until it has read shared memory.
-    if (threadIdx.x == 0) {
-#pragma unroll
-      for (int b = 0; b < kStoreBoxes; ++b)
-        if (n0 + b * kStoreCols < N)
-          tma_store_2d(&map_d, smem.a[b], static_cast<int32_t>(n0 + b * kStoreCols), static_cast<int32_t>(m0));
-      tma_store_commit_group();
-      // The next tile's loads overwrite the A buffers, and the CTA's shared memory is released when
-      // it exits: either way the stores must have read them first. (Their writes to D may still be
-      // in flight; the next tile does not read D, and the kernel's completion covers them.)
-      tma_store_wait_group_read<0>();
-    }
-    // END SOLUTION step04
-
+    epilogue_tile(smem, &map_d, m0, n0, N, tmem_acc);
     // BEGIN SOLUTION step06: once the store has read the A buffers, thread 0 loads the next unit's first slices (unit cursor.unit + cursor.stride, if below cursor.end; its turn is turn + 1).
     if (threadIdx.x == 0 && cursor.unit + cursor.stride < cursor.end)
       prefetch_tile(smem, write, &map_a, &map_b, sched.tile(cursor.unit + cursor.stride, 0), k_slices, turn + 1);
     // END SOLUTION step06
   }
-
-  // The tail: the commits to empty of the last slices were never waited on (no load followed
-  // them). Their arrivals are asynchronous and must land before the CTA's barriers and TMEM go
-  // away: thread 0 waits for the ring's next kStages positions (one never filled passes at once).
   if (threadIdx.x == 0) {
+    // The tail: the commits to mma2tma of the last slices were never waited on (no load followed
+    // them). Their arrivals are asynchronous and must land before the CTA's barriers and TMEM go
+    // away: wait for the ring's next kStages positions (one that was never filled passes at once).
     for (int s = 0; s < kStages; ++s) {
-      mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer tail"});
+      mbarrier_wait(&smem.mma2tma[write.stage], write.empty_parity(), WaitTag{"mma2tma", "producer tail"});
       write.advance();
     }
   }
@@ -306,13 +316,7 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// The launcher with its two knobs exposed: `group_m`, the L2 group size, and `ctas`, the grid
-// (<= 0: every CTA that fits on the GPU at once, the persistent grid). run() uses kGroupM and the
-// persistent grid; checks of grids smaller and larger than the tile count set them (the hopper
-// track's tools/diag/persistent_sweep.cpp does so there). Every grid computes a correct D; its float
-// rounding depends on the grid, which sets the turn, and so the K order, of each tile
-// (k_slice_in_turn).
-Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
+Status run(const Problem& p, cudaStream_t stream) {
   if (Status s = check_problem(Contract::general, p); !s.ok()) return s;
   const int64_t tiles = ((p.m + kTileM - 1) / kTileM) * ((p.n + kTileN - 1) / kTileN);
   // The tensor maps: A (M x K) and B (N x K) in boxes of one K slice of a tile, D (M x N) in boxes
@@ -325,17 +329,14 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
   cfg.block = dim3(kThreads);
   cfg.smem_bytes = smem_bytes<SharedStorage>();
   cfg.stream = stream;
-  // The persistent grid: what is resident at once (3 CTAs per SM here: shared memory allows 3 of
-  // these ~66 KB CTAs; TMEM would allow 4 of 128 columns), and no more CTAs than tiles. An
-  // explicit `ctas` is taken as it is: with more CTAs than tiles, some find no work and just exit.
-  if (ctas <= 0) {
-    if (Status s = resident_ctas(kernel, kThreads, cfg.smem_bytes, &ctas); !s.ok()) return s;
-    if (ctas > tiles) ctas = static_cast<int>(tiles);
-  }
+  // The persistent grid: the CTAs resident at once (three per SM: shared memory), and no more CTAs
+  // than tiles. Any grid computes a correct D; its float rounding depends on the grid, which sets
+  // the turn, and so the K order, of each tile (k_slice_in_turn).
+  int ctas = 0;
+  if (Status s = resident_ctas(kernel, kThreads, cfg.smem_bytes, &ctas); !s.ok()) return s;
+  if (ctas > tiles) ctas = static_cast<int>(tiles);
   cfg.grid = dim3(static_cast<unsigned>(ctas));
-  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, group_m);
+  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, kGroupM);
 }
-
-Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kGroupM, /*ctas=*/0); }
 
 }  // namespace gemm::step06::blackwell

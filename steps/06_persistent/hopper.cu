@@ -1,25 +1,28 @@
-// GEMM, step by step -- hopper track (sm_90a: H100, H200), step 6 of 10: persistent.
+// GEMM, step by step -- hopper track (sm_90a: H100, H200), step 6 of 12: persistent.
 //
-//   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
+// D[M,N] = A[M,K] * B[N,K]^T in fp16, summed in fp32. Each step's file is the previous step's plus
+// one lesson (step 1 is the start), so `diff` against the previous step's file is the lesson in
+// code. README.md beside this file explains it; the top README and docs/design.md explain the
+// ladder and the kernel as a whole.
 //
-// D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: a resident grid of CTAs
-// (one warpgroup each) that loop over the 128x128 output tiles.
-// The lesson: a persistent grid, and the order of its tiles.
-// What this step adds (over step 5):
-//   1. The grid is what the GPU runs at once, SMs x the CTAs of this kernel that fit on one SM
-//      (gemm::resident_ctas asks the device and the occupancy API), never more than there are
-//      tiles. Each CTA walks the work units of the TileScheduler (common/scheduler.cuh, which
-//      arrives with this lesson): worker blockIdx.x of gridDim.x takes units blockIdx.x,
-//      blockIdx.x + gridDim.x, ... It takes a cluster size from the start (1 until step 9).
-//   2. The units are numbered in L2-friendly groups of kGroupM tile rows: the tiles running at the
-//      same time share a few rows of A and columns of B, which then come from L2, not from DRAM.
-//   3. Each CTA walks K forward on one tile and backward on the next: a wave of tiles starts on the
-//      slices the wave before it loaded last, still in L2.
-//   4. Setup (barrier inits, descriptor prefetch) happens once per CTA, not once per tile, and the
-//      pipeline state lives across tiles: the barriers keep counting phases from tile to tile.
-//   5. The next tile's first slices go into the A buffers the epilogue staged its tile in: thread 0
-//      loads them only once the TMA store has read those (wait_group.read 0).
+// What this step adds:
+//   1. A resident grid: `run` asks `resident_ctas` (common/device.cuh) how many CTAs of this kernel
+//      the GPU holds at once and launches that many, no more than there are tiles. Two fit an SM,
+//      not three as in step 5: the tile loop keeps values computed once per CTA live across tiles,
+//      on top of the accumulators (the note above `kernel`).
+//   2. The `TileScheduler` (common/scheduler.cuh, which arrives with this lesson) numbers the tiles
+//      in L2-friendly groups of `kGroupM` tile rows; CTA blockIdx.x of gridDim.x walks units
+//      blockIdx.x, blockIdx.x + gridDim.x, ... (`WorkCursor`). It takes a cluster size from the
+//      start: 1 until step 9.
+//   3. K forward on one tile, backward on the next (`k_slice_in_turn` of the CTA's `turn`): each
+//      wave of tiles starts on the slices the wave before it loaded last, the likeliest to be in
+//      L2.
+//   4. The tile loop calls two functions, `mma_tile` and `epilogue`, which hold step 5's main loop
+//      and epilogue; set-up stays once per CTA, and the `PipelineState`s live across tiles, so the
+//      barriers count phases from tile to tile.
+//   5. The next tile's first slices (`prefetch_tile`) go into the A buffers the epilogue staged its
+//      tile in: thread 0 loads them once the TMA store has read those buffers
+//      (`tma_store_wait_group_read`).
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -63,8 +66,7 @@ static_assert(kStageBytes == 32768, "A 128x64 + B 128x64 fp16");
 constexpr uint32_t kReleaseArrivals = kThreads / kWarpSize;
 // Tile rows per L2 group of the scheduler. Groups of several rows let the CTAs running at the same
 // time share rows of A and columns of B in L2; one row per group (walking along N) shares only B.
-// Of the sizes swept, every one from 2 rows up was within the noise of the others, one row was the
-// slowest, and 16 was kept (README.md, NOTES.md).
+// README.md says why 16.
 constexpr int kGroupM = 16;
 
 // Every tile is rows x 128 bytes in the SW128 layout and starts on a 1024-byte boundary (the
@@ -109,12 +111,99 @@ __device__ __forceinline__ void prefetch_tile(SharedStorage& smem, PipelineState
     load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN, k_slice_in_turn(turn, i, 0, k_slices));
 }
 
+// The main loop of one tile, at (m0, n0): every K slice from the ring into the accumulators, in the
+// order of the CTA's turn, thread 0 refilling each stage as soon as every warp has released it. The
+// whole warpgroup.
+__device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kStages>& write,
+                                         PipelineState<kStages>& read, float (&acc)[2][kAccRegs],
+                                         const CUtensorMap* map_a, const CUtensorMap* map_b, int64_t m0, int64_t n0,
+                                         int64_t k_slices, int64_t turn) {
+  for (int64_t ks = 0; ks < k_slices; ++ks) {
+    // BEGIN SOLUTION step05: wait on full[read.stage] with the consumers' parity, read.full_parity().
+    mbarrier_wait(&smem.full[read.stage], read.full_parity(), WaitTag{"full", "consumer"});
+    // END SOLUTION step05
+
+    // BEGIN SOLUTION step02: scale-d is 0 only for the tile's very first wgmma (first K slice, first k16 step).
+    wgmma_fence_operands(acc[0]);
+    wgmma_fence_operands(acc[1]);
+    wgmma_fence();  // orders the accumulators' earlier accesses before the wgmmas below
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+#pragma unroll
+      for (int k = 0; k < kTileK / kWgmmaK; ++k) {
+        const uint32_t k_bytes = k * kWgmmaK * sizeof(__half);  // 32 B per k16 slice
+        const uint64_t a_desc = make_wgmma_desc_k_sw128(smem_addr(smem.a[read.stage]) + h * kWgmmaM * 128 + k_bytes);
+        const uint64_t b_desc = make_wgmma_desc_k_sw128(smem_addr(smem.b[read.stage]) + k_bytes);
+        wgmma_f32_f16_ss<kTileN>(acc[h], a_desc, b_desc, /*accumulate=*/ks > 0 || k > 0);
+      }
+    }
+    wgmma_commit_group();
+    // END SOLUTION step02
+
+    // BEGIN SOLUTION step05: wait_group 0 completes this slice's group; lane 0 of each warp arrives on empty[read.stage], and thread 0 refills that stage with the turn's slice ks + kStages if it exists (k_slice_in_turn(turn, ks + kStages, 0, k_slices)).
+    wgmma_wait_group<0>();  // this warp's share of slice ks's wgmmas has finished reading the stage
+    wgmma_fence_operands(acc[0]);
+    wgmma_fence_operands(acc[1]);
+    if (lane_id() == 0) mbarrier_arrive(&smem.empty[read.stage]);
+    const int64_t next = ks + kStages;  // the turn's slice that goes into this stage next
+    if (threadIdx.x == 0 && next < k_slices)
+      load_slice(smem, write, map_a, map_b, m0, n0, k_slice_in_turn(turn, next, 0, k_slices));
+    // END SOLUTION step05
+    read.advance();
+  }
+}
+
+// The epilogue of one tile, at (m0, n0): registers -> fp16 -> shared memory (SW128 boxes, in the A
+// buffers) -> TMA store. The whole warpgroup.
+__device__ __forceinline__ void epilogue_tile(SharedStorage& smem, const float (&acc)[2][kAccRegs],
+                                              const CUtensorMap* map_d, int64_t m0, int64_t n0, int64_t N) {
+  const TraceEpilogue traced_epilogue;
+  // Registers i and i+1 are adjacent columns of one row: one 4-byte store. In the SW128 layout the
+  // 8 rows a warp writes per instruction fall in 8 different 16-byte chunk positions: no bank
+  // conflicts.
+  const int t = threadIdx.x;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+#pragma unroll
+    for (int i = 0; i < kAccRegs; i += 2) {
+      int row = 0, col = 0;
+      // BEGIN SOLUTION step01: thread t's register i sits at row wgmma_acc_row(t, i), column wgmma_acc_col(t, i) of its 64-row half.
+      row = h * kWgmmaM + wgmma_acc_row(t, i);
+      col = wgmma_acc_col(t, i);
+      // END SOLUTION step01
+      char* box = nullptr;  // the 64-column box holding column col
+      uint32_t offset = 0;  // byte offset of (row, col) inside it
+      // BEGIN SOLUTION step04: column col is in box col / 64, staged in A buffer col / 64; inside it, 16-byte chunk (col % 64) / 8 of row `row` sits at sw128_offset(row, chunk), and the column 2 * (col % 8) bytes further.
+      box = reinterpret_cast<char*>(smem.a[col / kStoreCols]);
+      offset = sw128_offset(row, (col % kStoreCols) / 8) + (col % 8) * sizeof(__half);
+      // END SOLUTION step04
+      *reinterpret_cast<__half2*>(box + offset) = __floats2half2_rn(acc[h][i], acc[h][i + 1]);
+    }
+  }
+  // TMA reads shared memory through the async proxy; the stores above were generic-proxy stores.
+  // Each writer fences its own stores, then the barrier waits for every writer.
+  fence_proxy_async_shared();
+  __syncthreads();
+
+  // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} (skip a box wholly past N; TMA clips the rest), commits the bulk group and waits until it has read shared memory.
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int b = 0; b < kStoreBoxes; ++b)
+      if (n0 + b * kStoreCols < N)
+        tma_store_2d(map_d, smem.a[b], static_cast<int32_t>(n0 + b * kStoreCols), static_cast<int32_t>(m0));
+    tma_store_commit_group();
+    // The next tile's loads overwrite the A buffers, and the CTA's shared memory is released when
+    // it exits: either way the stores must have read them first. (Their writes to D may still be
+    // in flight; the next tile does not read D, and the kernel's completion covers them.)
+    tma_store_wait_group_read<0>();
+  }
+  // END SOLUTION step04
+}
+
 // No cap on registers. The tile loop makes ptxas keep values it computes once per CTA (the
 // epilogue's shared-memory offsets, descriptor bases) live across every tile, on top of the 128
-// accumulator registers: more than the 168 a thread that three CTAs per SM allow (65536 registers
-// / 384 threads, rounded down to a multiple of 8), so two CTAs fit an SM, not three as in step 5.
-// Forcing three (__launch_bounds__(kThreads, 3)) makes ptxas spill, and that ran slower than two
-// CTAs without spills (README.md, NOTES.md).
+// accumulator registers: more than three CTAs per SM leave a thread, so two CTAs fit an SM, not
+// three as in step 5. A cap that keeps three makes ptxas spill (README.md).
 __global__ void __launch_bounds__(kThreads)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
            const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int64_t K, int group_m) {
@@ -135,6 +224,7 @@ __global__ void __launch_bounds__(kThreads)
   }
   __syncthreads();  // nobody uses a barrier before it is initialised
 
+  // Not zeroed: the tile's first wgmma runs with scale-d = 0, which ignores what the registers hold.
   float acc[2][kAccRegs];  // rows 0-63 and 64-127 of the tile
 
   // Producer and consumers each keep their own place in the ring (thread 0 is both), across tiles.
@@ -160,92 +250,11 @@ __global__ void __launch_bounds__(kThreads)
     // END SOLUTION step06
     // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
     const TraceTile traced(TraceRole::cta, cursor.unit);
-
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int i = 0; i < kAccRegs; ++i) acc[h][i] = 0.0f;
-
-    for (int64_t ks = 0; ks < k_slices; ++ks) {
-      // BEGIN SOLUTION step05: wait on full[read.stage] with the consumers' parity, read.full_parity().
-      mbarrier_wait(&smem.full[read.stage], read.full_parity(), WaitTag{"full", "consumer"});
-      // END SOLUTION step05
-
-      // BEGIN SOLUTION step02: scale-d is 0 only for the tile's very first wgmma (first K slice, first k16 step).
-      wgmma_fence_operands(acc[0]);
-      wgmma_fence_operands(acc[1]);
-      wgmma_fence();  // orders the accumulators' earlier accesses before the wgmmas below
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-#pragma unroll
-        for (int k = 0; k < kTileK / kWgmmaK; ++k) {
-          const uint32_t k_bytes = k * kWgmmaK * sizeof(__half);  // 32 B per k16 slice
-          const uint64_t a_desc = make_wgmma_desc_k_sw128(smem_addr(smem.a[read.stage]) + h * kWgmmaM * 128 + k_bytes);
-          const uint64_t b_desc = make_wgmma_desc_k_sw128(smem_addr(smem.b[read.stage]) + k_bytes);
-          wgmma_f32_f16_ss<kTileN>(acc[h], a_desc, b_desc, /*accumulate=*/ks > 0 || k > 0);
-        }
-      }
-      wgmma_commit_group();
-      // END SOLUTION step02
-
-      // BEGIN SOLUTION step05: wait_group 0 completes this slice's group; lane 0 of each warp arrives on empty[read.stage], and thread 0 refills that stage with the turn's slice ks + kStages if it exists (k_slice_in_turn(turn, ks + kStages, 0, k_slices)).
-      wgmma_wait_group<0>();  // this warp's share of slice ks's wgmmas has finished reading the stage
-      wgmma_fence_operands(acc[0]);
-      wgmma_fence_operands(acc[1]);
-      if (lane_id() == 0) mbarrier_arrive(&smem.empty[read.stage]);
-      const int64_t next = ks + kStages;  // the turn's slice that goes into this stage next
-      if (threadIdx.x == 0 && next < k_slices)
-        load_slice(smem, write, &map_a, &map_b, m0, n0, k_slice_in_turn(turn, next, 0, k_slices));
-      // END SOLUTION step05
-      read.advance();
-    }
+    mma_tile(smem, write, read, acc, &map_a, &map_b, m0, n0, k_slices, turn);
     // Every warp has passed its wait_group 0: no wgmma reads the stages any more, and the epilogue may
     // write the output tile into the A buffers.
     __syncthreads();
-
-    const TraceEpilogue traced_epilogue;
-    // Epilogue: registers -> fp16 -> shared memory (SW128 boxes, in the A buffers) -> TMA store.
-    // Registers i and i+1 are adjacent columns of one row: one 4-byte store. In the SW128 layout the
-    // 8 rows a warp writes per instruction fall in 8 different 16-byte chunk positions: no bank
-    // conflicts.
-    const int t = threadIdx.x;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-#pragma unroll
-      for (int i = 0; i < kAccRegs; i += 2) {
-        int row = 0, col = 0;
-        // BEGIN SOLUTION step01: thread t's register i sits at row wgmma_acc_row(t, i), column wgmma_acc_col(t, i) of its 64-row half.
-        row = h * kWgmmaM + wgmma_acc_row(t, i);
-        col = wgmma_acc_col(t, i);
-        // END SOLUTION step01
-        char* box = nullptr;  // the 64-column box holding column col
-        uint32_t offset = 0;  // byte offset of (row, col) inside it
-        // BEGIN SOLUTION step04: column col is in box col / 64, staged in A buffer col / 64; inside it, 16-byte chunk (col % 64) / 8 of row `row` sits at sw128_offset(row, chunk), and the column 2 * (col % 8) bytes further.
-        box = reinterpret_cast<char*>(smem.a[col / kStoreCols]);
-        offset = sw128_offset(row, (col % kStoreCols) / 8) + (col % 8) * sizeof(__half);
-        // END SOLUTION step04
-        *reinterpret_cast<__half2*>(box + offset) = __floats2half2_rn(acc[h][i], acc[h][i + 1]);
-      }
-    }
-    // TMA reads shared memory through the async proxy; the stores above were generic-proxy stores.
-    // Each writer fences its own stores, then the barrier waits for every writer.
-    fence_proxy_async_shared();
-    __syncthreads();
-
-    // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} (skip a box wholly past N; TMA clips the rest), commits the bulk group and waits until it has read shared memory.
-    if (threadIdx.x == 0) {
-#pragma unroll
-      for (int b = 0; b < kStoreBoxes; ++b)
-        if (n0 + b * kStoreCols < N)
-          tma_store_2d(&map_d, smem.a[b], static_cast<int32_t>(n0 + b * kStoreCols), static_cast<int32_t>(m0));
-      tma_store_commit_group();
-      // The next tile's loads overwrite the A buffers, and the CTA's shared memory is released when
-      // it exits: either way the stores must have read them first. (Their writes to D may still be
-      // in flight; the next tile does not read D, and the kernel's completion covers them.)
-      tma_store_wait_group_read<0>();
-    }
-    // END SOLUTION step04
-
+    epilogue_tile(smem, acc, &map_d, m0, n0, N);
     // BEGIN SOLUTION step06: once the store has read the A buffers, thread 0 loads the next unit's first slices (unit cursor.unit + cursor.stride, if below cursor.end; its turn is turn + 1).
     if (threadIdx.x == 0 && cursor.unit + cursor.stride < cursor.end)
       prefetch_tile(smem, write, &map_a, &map_b, sched.tile(cursor.unit + cursor.stride, 0), k_slices, turn + 1);
@@ -253,13 +262,7 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// The launcher with its two knobs exposed: `group_m`, the L2 group size, and `ctas`, the grid
-// (<= 0: every CTA that fits on the GPU at once, the persistent grid). run() uses kGroupM and the
-// persistent grid; the group-size measurement (tools/diag/persistent_sweep.cpp) and the checks of grids
-// smaller and larger than the tile count set them. Every grid computes a correct D; its float
-// rounding depends on the grid, which sets the turn, and so the K order, of each tile
-// (k_slice_in_turn).
-Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
+Status run(const Problem& p, cudaStream_t stream) {
   if (Status s = check_problem(Contract::general, p); !s.ok()) return s;
   const int64_t tiles = ((p.m + kTileM - 1) / kTileM) * ((p.n + kTileN - 1) / kTileN);
   // The tensor maps: A (M x K) and B (N x K) in boxes of one K slice of a tile, D (M x N) in boxes
@@ -272,17 +275,14 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
   cfg.block = dim3(kThreads);
   cfg.smem_bytes = smem_bytes<SharedStorage>();
   cfg.stream = stream;
-  // The persistent grid: what is resident at once (2 CTAs per SM here: shared memory would allow 3
-  // of these ~66 KB CTAs, registers only 2, see the kernel), and no more CTAs than tiles. An
-  // explicit `ctas` is taken as it is: with more CTAs than tiles, some find no work and just exit.
-  if (ctas <= 0) {
-    if (Status s = resident_ctas(kernel, kThreads, cfg.smem_bytes, &ctas); !s.ok()) return s;
-    if (ctas > tiles) ctas = static_cast<int>(tiles);
-  }
+  // The persistent grid: the CTAs resident at once (two per SM: registers, see the kernel), and no
+  // more CTAs than tiles. Any grid computes a correct D; its float rounding depends on the grid,
+  // which sets the turn, and so the K order, of each tile (k_slice_in_turn).
+  int ctas = 0;
+  if (Status s = resident_ctas(kernel, kThreads, cfg.smem_bytes, &ctas); !s.ok()) return s;
+  if (ctas > tiles) ctas = static_cast<int>(tiles);
   cfg.grid = dim3(static_cast<unsigned>(ctas));
-  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, group_m);
+  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, kGroupM);
 }
-
-Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kGroupM, /*ctas=*/0); }
 
 }  // namespace gemm::step06::hopper

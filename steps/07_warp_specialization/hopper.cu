@@ -1,25 +1,26 @@
-// GEMM, step by step -- hopper track (sm_90a: H100, H200), step 7 of 10: warp specialization.
+// GEMM, step by step -- hopper track (sm_90a: H100, H200), step 7 of 12: warp specialization.
 //
-//   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
+// D[M,N] = A[M,K] * B[N,K]^T in fp16, summed in fp32. Each step's file is the previous step's plus
+// one lesson (step 1 is the start), so `diff` against the previous step's file is the lesson in
+// code. README.md beside this file explains it; the top README and docs/design.md explain the
+// ladder and the kernel as a whole.
 //
-// D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: a resident grid of CTAs that
-// loop over the 128x128 output tiles, each CTA split into two warpgroups with one job each.
-// The lesson: roles.
-// What this step adds (over step 6):
-//   1. The producer warpgroup loads; one elected thread of it streams every K slice of every tile
-//      of this CTA into the ring of stages, in order, waiting only for a free stage. It never waits
-//      for the math, so while the consumer runs a tile's epilogue, the next tile's first slices are
-//      already landing.
-//   2. The consumer warpgroup multiplies (wgmma) and runs the epilogue. It never issues a load.
-//   3. The two meet only at the ring's barriers: full[s] (the producer's expect_tx + TMA bytes) and
-//      empty[s] (each consumer warp, once its wgmmas have read the stage). README.md lists them.
-//   4. The producer needs few registers and the consumer many: `setmaxnreg` moves them from one
-//      warpgroup to the other after launch.
-//   5. Because loads now run during the epilogue, the epilogue can no longer stage its output tile
-//      in the A buffers (step 6): it gets a staging buffer of its own.
-//   6. The kernel is a short dispatch on the warpgroup: producer(), then consumer(), which runs
-//      mma_tile() and epilogue() for each tile.
+// What this step adds:
+//   1. Two warpgroups with one job each, and the kernel a short dispatch on the warpgroup: one
+//      elected thread of the producer (`kProducerWarpgroup`) runs `producer`, which streams every K
+//      slice of every tile of this CTA into the ring, waiting only for a free stage; the consumer
+//      (`kConsumerWarpgroup`) runs `consumer`, which calls `mma_tile` and `epilogue_tile` for each
+//      tile and never issues a load.
+//   2. The two meet only at the ring's barriers, `full` and `empty`: `mma_tile` no longer refills a
+//      stage, and `prefetch_tile` is gone, since the producer runs ahead on its own.
+//   3. `setmaxnreg` moves registers after launch: the producer lowers its own to `kProducerRegs`,
+//      the consumer raises its own to `kConsumerRegs`, together no more than the launch gave two
+//      CTAs per SM (`kCtasPerSm`).
+//   4. The epilogue stages its tile in a buffer of its own (`smem.d`): loads now run during the
+//      epilogue, so the A buffers are not free then. It first waits until the previous tile's store
+//      has read that buffer (`tma_store_wait_group_read`), and syncs on a named barrier of its own
+//      (`kEpilogueBarrier`, `named_barrier_sync`), since `__syncthreads` would wait for the
+//      producer too.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -57,11 +58,10 @@ constexpr int kProducerWarpgroup = 0;
 constexpr int kConsumerWarpgroup = 1;
 constexpr int kThreads = 2 * kWarpgroupSize;
 // Two CTAs per SM, as in step 6: while one CTA runs its epilogue, the other keeps the tensor cores
-// busy. __launch_bounds__(kThreads, kCtasPerSm) caps each thread at 65536 / (2 x 256) = 128
-// registers at launch, and that cap is what setmaxnreg redistributes inside the CTA: the producer
-// gives back 128 - 24 per thread, the consumer takes 232 - 128, and 24 + 232 = 2 x 128, so the
-// consumer's setmaxnreg.inc always finds its registers in the pool. (The consumer holds 128
-// accumulator registers; with fewer, ptxas spills: NOTES.md.)
+// busy. __launch_bounds__(kThreads, kCtasPerSm) gives each thread 65536 / (2 x 256) registers at
+// launch; setmaxnreg moves them from the producer to the consumer, whose 128 accumulators need the
+// most, and its .inc waits until the pool holds what it asks: the two may not ask for more than
+// the launch gave (README.md).
 constexpr int kCtasPerSm = 2;
 constexpr int kProducerRegs = 24;
 constexpr int kConsumerRegs = 232;
@@ -80,7 +80,9 @@ static_assert(kStageBytes == 32768, "A 128x64 + B 128x64 fp16");
 // A stage is free once every consumer warp has seen its wgmmas complete: lane 0 of each warp
 // arrives, after that warp's wgmma.wait_group.
 constexpr uint32_t kReleaseArrivals = kWarpgroupSize / kWarpSize;
-// Tile rows per L2 group of the scheduler: step 6's value.
+// Tile rows per L2 group of the scheduler. Groups of several rows let the CTAs running at the same
+// time share rows of A and columns of B in L2; one row per group (walking along N) shares only B.
+// README.md says why 16.
 constexpr int kGroupM = 16;
 
 // Every tile is rows x 128 bytes in the SW128 layout and starts on a 1024-byte boundary (the
@@ -167,8 +169,8 @@ __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kSta
 
 // The epilogue of one tile: registers -> fp16 -> the staging buffer (SW128 boxes) -> TMA store.
 // The whole consumer warpgroup; `t` is the thread's index in it.
-__device__ __forceinline__ void epilogue(SharedStorage& smem, const float (&acc)[2][kAccRegs], const CUtensorMap* map_d,
-                                         int64_t m0, int64_t n0, int64_t N, int t) {
+__device__ __forceinline__ void epilogue_tile(SharedStorage& smem, const float (&acc)[2][kAccRegs],
+                                              const CUtensorMap* map_d, int64_t m0, int64_t n0, int64_t N, int t) {
   const TraceEpilogue traced_epilogue;
   // BEGIN SOLUTION step07: the previous tile's TMA store may still be reading the staging buffer: thread 0 waits for it (wait_group.read 0), then the consumer warpgroup syncs on its named barrier before anyone writes.
   if (t == 0) tma_store_wait_group_read<0>();
@@ -229,7 +231,7 @@ __device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap*
     // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
     const TraceTile traced(TraceRole::consumer, cursor.unit);
     mma_tile(smem, read, acc, k_slices);
-    epilogue(smem, acc, map_d, m0, n0, N, t);
+    epilogue_tile(smem, acc, map_d, m0, n0, N, t);
   }
   // The CTA's shared memory is released when it exits: the last store must have read it first.
   // (Its writes to D may still be in flight; the kernel's completion covers them.)
@@ -272,11 +274,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   // END SOLUTION step07
 }
 
-// The launcher with its two knobs exposed: `group_m`, the L2 group size, and `ctas`, the grid
-// (<= 0: every CTA that fits on the GPU at once, the persistent grid). run() uses kGroupM and the
-// persistent grid. Every grid computes a correct D; its float rounding depends on the grid, which
-// sets the turn, and so the K order, of each tile (k_slice_in_turn).
-Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
+Status run(const Problem& p, cudaStream_t stream) {
   if (Status s = check_problem(Contract::general, p); !s.ok()) return s;
   const int64_t tiles = ((p.m + kTileM - 1) / kTileM) * ((p.n + kTileN - 1) / kTileN);
   // The tensor maps: A (M x K) and B (N x K) in boxes of one K slice of a tile, D (M x N) in boxes
@@ -289,17 +287,14 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
   cfg.block = dim3(kThreads);
   cfg.smem_bytes = smem_bytes<SharedStorage>();
   cfg.stream = stream;
-  // The persistent grid: what is resident at once (kCtasPerSm per SM: ~97 KB of shared memory and
-  // 256 x 128 registers each), and no more CTAs than tiles. An explicit `ctas` is taken as it is:
-  // with more CTAs than tiles, some find no work and just exit.
-  if (ctas <= 0) {
-    if (Status s = resident_ctas(kernel, kThreads, cfg.smem_bytes, &ctas); !s.ok()) return s;
-    if (ctas > tiles) ctas = static_cast<int>(tiles);
-  }
+  // The persistent grid: the CTAs resident at once (kCtasPerSm per SM), and no more CTAs than
+  // tiles. Any grid computes a correct D; its float rounding depends on the grid, which sets the
+  // turn, and so the K order, of each tile (k_slice_in_turn).
+  int ctas = 0;
+  if (Status s = resident_ctas(kernel, kThreads, cfg.smem_bytes, &ctas); !s.ok()) return s;
+  if (ctas > tiles) ctas = static_cast<int>(tiles);
   cfg.grid = dim3(static_cast<unsigned>(ctas));
-  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, group_m);
+  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, kGroupM);
 }
-
-Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kGroupM, /*ctas=*/0); }
 
 }  // namespace gemm::step07::hopper

@@ -4,9 +4,9 @@
 # bug exists on both. Keep REPLACE texts to code (comments change more often), and keep each
 # replacement's line count so that the lines keep their numbers.
 
-# The indentation of the code the texts below replace: step 5's kernel body, step 6's tile loop.
+# The indentation of the code the texts below replace: step 5's kernel body and step 6's functions.
 set(indent_05 "  ")
-set(indent_06 "    ")
+set(indent_06 "  ")
 
 # --- tcgen05.fence::before_thread_sync dropped before a thread barrier (blackwell) ---------------
 # A thread's tcgen05 work is handed to other threads by a barrier only when the thread fenced it:
@@ -55,13 +55,16 @@ gemm_add_step_variant(step04_hopper_no_k_loop_barrier STEP 04 TRACK hopper
   EXPECT [=[^emulator: shared memory overwritten while an asynchronous operation reads it: @FILE@:@LINE_OF:tma_load_2d(smem.a, &map_a@: .*warp [1-3]'s share of the wgmma group committed at @FILE@:@LINE_OF:wgmma_commit_group();@]=])
 
 # --- warp_sync() removed before tcgen05.ld, after a branch only lane 0 took (blackwell) ----------
-# Lanes 1-31 wait on acc_ready, which lane 0 completes from its K loop, after waiting there on TMA:
+# Lanes 1-31 wait on mma2ld, which lane 0 completes from its K loop, after waiting there on TMA:
 # the lanes ran apart, and tcgen05.ld (.sync.aligned) needs them reconverged.
+# (Step 5: the kernel's warp_sync before the epilogue; step 6: the tile loop's.)
+set(before_ld_05 "  warp_sync();\n\n")
+set(before_ld_06 "    warp_sync();\n    epilogue_tile(")
 foreach(step 05 06)
-  set(in "${indent_${step}}")
+  string(REPLACE "warp_sync();" "/* variant: no warp_sync() */" without "${before_ld_${step}}")
   gemm_add_step_variant(step${step}_blackwell_no_warp_sync_before_ld STEP ${step} TRACK blackwell
-    REPLACE "${in}warp_sync();\n\n" WITH "${in}/* variant: no warp_sync() */\n\n"
-    EXPECT [=[^emulator: lanes not converged at a \.sync\.aligned instruction: @FILE@:@LINE_OF:tmem_ld_32x32b_x32(taddr, v);@: tcgen05\.ld\.32x32b\.x32 is reached by lanes 1-31 of warp 0 after waiting at @FILE@:@LINE_OF:WaitTag{"acc_ready"@ on mbarrier 'acc_ready'.*tcgen05\.commit at @FILE@:@LINE_OF:tcgen05_commit<1>(&smem.acc_ready);@.*mbarrier 'full' stage 0 .*at @FILE@:@LINE_OF:WaitTag{"full", "mma"}@]=])
+    REPLACE "${before_ld_${step}}" WITH "${without}"
+    EXPECT [=[^emulator: lanes not converged at a \.sync\.aligned instruction: @FILE@:@LINE_OF:tmem_ld_32x32b_x32(taddr, v);@: tcgen05\.ld\.32x32b\.x32 is reached by lanes 1-31 of warp 0 after waiting at @FILE@:@LINE_OF:WaitTag{"mma2ld"@ on mbarrier 'mma2ld'.*tcgen05\.commit at @FILE@:@LINE_OF:tcgen05_commit<1>(&smem.mma2ld);@.*mbarrier 'tma2mma' stage 0 .*at @FILE@:@LINE_OF:WaitTag{"tma2mma", "mma"}@]=])
 endforeach()
 
 # --- The K loop's __syncthreads removed: a waiter can fall two phases behind ---------------------
@@ -89,23 +92,23 @@ endforeach()
 # missing fence.proxy.async) ----------------------------------------------------------------------
 # Whichever runs first, the TMA store and the other threads' stores are not ordered.
 gemm_add_step_variant(step06_hopper_no_barrier_before_store STEP 06 TRACK hopper
-  REPLACE [=[    fence_proxy_async_shared();
-    __syncthreads();]=]
-  WITH [=[    fence_proxy_async_shared();
-    /* variant: no __syncthreads() */]=]
-  EXPECT [=[^emulator: asynchronous read not ordered after the stores: @FILE@:@LINE_OF:tma_store_2d(&map_d@: .*no synchronisation orders those stores before (this operation|the TMA store).* a barrier]=])
+  REPLACE [=[  fence_proxy_async_shared();
+  __syncthreads();]=]
+  WITH [=[  fence_proxy_async_shared();
+  /* variant: no __syncthreads() */]=]
+  EXPECT [=[^emulator: asynchronous read not ordered after the stores: @FILE@:@LINE_OF:tma_store_2d(map_d@: .*no synchronisation orders those stores before (this operation|the TMA store).* a barrier]=])
 gemm_add_step_variant(step06_blackwell_no_barrier_before_store STEP 06 TRACK blackwell
-  REPLACE [=[    tcgen05_fence_before_thread_sync();
-    __syncthreads();
-    tcgen05_fence_after_thread_sync();
+  REPLACE [=[  tcgen05_fence_before_thread_sync();
+  __syncthreads();
+  tcgen05_fence_after_thread_sync();
 
-    // BEGIN SOLUTION step04]=]
-  WITH [=[    tcgen05_fence_before_thread_sync();
-    /* variant: no __syncthreads() */
-    tcgen05_fence_after_thread_sync();
+  // BEGIN SOLUTION step04]=]
+  WITH [=[  tcgen05_fence_before_thread_sync();
+  /* variant: no __syncthreads() */
+  tcgen05_fence_after_thread_sync();
 
-    // BEGIN SOLUTION step04]=]
-  EXPECT [=[^emulator: asynchronous read not ordered after the stores: @FILE@:@LINE_OF:tma_store_2d(&map_d@: .*no synchronisation orders those stores before (this operation|the TMA store).* a barrier]=])
+  // BEGIN SOLUTION step04]=]
+  EXPECT [=[^emulator: asynchronous read not ordered after the stores: @FILE@:@LINE_OF:tma_store_2d(map_d@: .*no synchronisation orders those stores before (this operation|the TMA store).* a barrier]=])
 
 # --- A tensor map's swizzle that differs from the MMA descriptor's (was only wrong numbers) -------
 gemm_add_step_variant(step05_hopper_map_without_swizzle STEP 05 TRACK hopper
@@ -121,20 +124,27 @@ gemm_add_step_variant(step05_blackwell_map_without_swizzle STEP 05 TRACK blackwe
 # The producer's position keeps counting across tiles; the consumers' restarts at stage 0, phase 0
 # and waits for phases of its barriers that no longer come in that order: the deadlock report says
 # which waits skipped phases, and why that points at a PipelineState.
+# (The ring's barriers: full and empty on hopper, tma2mma and mma2tma on blackwell.)
+set(full_hopper full)
+set(empty_hopper empty)
+set(full_blackwell tma2mma)
+set(empty_blackwell mma2tma)
 foreach(track hopper blackwell)
+  set(full "${full_${track}}")
+  set(empty "${empty_${track}}")
   gemm_add_step_variant(step06_${track}_read_reset_per_tile STEP 06 TRACK ${track}
     REPLACE [=[const Tile tile = sched.tile(cursor.unit, 0);]=]
     WITH [=[const Tile tile = sched.tile(cursor.unit, 0); read = PipelineState<kStages>{};]=]
-    EXPECT [=[^emulator: deadlock: .* mbarrier 'empty' stage [01] .*waits for the phase of parity [01]; the barrier has completed [0-9]+ phase\(s\) \(current phase parity [01]\).* diagnosis: threads waited for mbarrier phases out of step .* waited at @FILE@:[0-9]+ (for phase [0-9]+ of mbarrier 'full' stage [01] .*: it skipped phase|on the 'full' ring for stage [01] phase [0-9]+ .*: it skipped [0-9]+ position).* is a PipelineState re-initialised]=])
+    EXPECT "^emulator: deadlock: .* mbarrier '${empty}' stage [01] .*waits for the phase of parity [01]; the barrier has completed [0-9]+ phase\\(s\\) \\(current phase parity [01]\\).* diagnosis: threads waited for mbarrier phases out of step .* waited at @FILE@:[0-9]+ (for phase [0-9]+ of mbarrier '${full}' stage [01] .*: it skipped phase|on the '${full}' ring for stage [01] phase [0-9]+ .*: it skipped [0-9]+ position).* is a PipelineState re-initialised")
 endforeach()
 
 # --- A hang: the producer waits on `empty` with the consumers' parity ----------------------------
 # The deadlock report names each blocked thread's barrier, stage, parity and the barrier's phase,
 # and the diagnosis the pattern (docs/emulator.md shows this report).
 gemm_add_step_variant(step05_blackwell_producer_waits_consumer_parity STEP 05 TRACK blackwell
-  REPLACE [=[write.empty_parity(), WaitTag{"empty", "producer"}]=]
-  WITH [=[write.full_parity(), WaitTag{"empty", "producer"}]=]
-  EXPECT [=[^emulator: deadlock: .* warp 0 lane 0, role producer, at @FILE@:@LINE@: mbarrier\.try_wait\.parity on mbarrier 'empty' stage 0 \(shared 0x[0-9a-f]+\): waits for the phase of parity 0; the barrier has completed 0 phase\(s\) \(current phase parity 0\), 1 of 1 arrivals .* diagnosis: mbarrier 'empty' stage 0 .* is fresh .*PipelineState::empty_parity]=])
+  REPLACE [=[write.empty_parity(), WaitTag{"mma2tma", "producer"}]=]
+  WITH [=[write.full_parity(), WaitTag{"mma2tma", "producer"}]=]
+  EXPECT [=[^emulator: deadlock: .* warp 0 lane 0, role producer, at @FILE@:@LINE@: mbarrier\.try_wait\.parity on mbarrier 'mma2tma' stage 0 \(shared 0x[0-9a-f]+\): waits for the phase of parity 0; the barrier has completed 0 phase\(s\) \(current phase parity 0\), 1 of 1 arrivals .* diagnosis: mbarrier 'mma2tma' stage 0 .* is fresh .*PipelineState::empty_parity]=])
 
 # --- Warp-specialized steps (7 on): a wrong arrival count, a missing wait -------------------------
 # The roles meet only at mbarriers, so each of these bugs is either a hang, reported with the

@@ -19,11 +19,11 @@
 #include "harness/reference.h"
 #include "harness/step.h"
 
-// Step 6's launcher with its two knobs (steps/06_persistent/hopper.cu; linked from step06_hopper):
+// Step 6's launcher with its two settings exposed (the variant step06_knobs of tools/diag/variants.py):
 // `group_m`, the L2 group size, and `ctas`, the grid (<= 0: the persistent grid).
-namespace gemm::step06::hopper {
+namespace gemm::diag_step06_knobs::hopper {
 Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas);
-}  // namespace gemm::step06::hopper
+}  // namespace gemm::diag_step06_knobs::hopper
 
 // Step 11's launcher with its knobs (steps/11_shapes/hopper.cu; linked from step11_hopper):
 // the tile width (0: choose_tile_n's), the group size, the grid in clusters, and the split of the

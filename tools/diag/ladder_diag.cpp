@@ -34,8 +34,9 @@ std::vector<Config> timed_configs() {
   c.push_back(hopper_step(step06_info()));
   c.push_back(config("step06_cap3", variant("step06_cap3").run));
   for (int g : {1, 2, 4, 8, 16, 32, 64})
-    c.push_back({"step06_g" + std::to_string(g),
-                 [g](const Problem& p, cudaStream_t s) { return step06::hopper::run_with(p, s, g, /*ctas=*/0); }});
+    c.push_back({"step06_g" + std::to_string(g), [g](const Problem& p, cudaStream_t s) {
+                   return diag_step06_knobs::hopper::run_with(p, s, g, /*ctas=*/0);
+                 }});
   return c;
 }
 
@@ -98,7 +99,7 @@ int diagnose(int argc, char** argv) {
   const std::string out = (!ncu && argc > 1) ? argv[1] : ".";
   Lab lab;
   int resident = 0, resident_cap3 = 0;
-  if (Status st = variant("step06_unchanged").resident(&resident); !st.ok()) throw Error(st.message());
+  if (Status st = variant("step06_knobs").resident(&resident); !st.ok()) throw Error(st.message());
   if (Status st = variant("step06_cap3").resident(&resident_cap3); !st.ok()) throw Error(st.message());
   std::printf("GPU %s; resident CTAs: step06 %d, step06_cap3 %d\n", describe(lab.device()).c_str(), resident,
               resident_cap3);

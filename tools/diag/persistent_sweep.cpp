@@ -35,8 +35,9 @@ constexpr int kWarmup = 2;
 Config step06_with(int group_m, int ctas) {
   std::string name = "step06 group_m " + std::to_string(group_m);
   if (ctas > 0) name += " ctas " + std::to_string(ctas);
-  return {name,
-          [group_m, ctas](const Problem& p, cudaStream_t s) { return step06::hopper::run_with(p, s, group_m, ctas); }};
+  return {name, [group_m, ctas](const Problem& p, cudaStream_t s) {
+            return diag_step06_knobs::hopper::run_with(p, s, group_m, ctas);
+          }};
 }
 
 bool run_shape(Lab& lab, const Shape& s) {
@@ -78,7 +79,7 @@ int sweep(int argc, char** argv) {
 
   Lab lab;
   int resident = 0;
-  if (Status st = variant("step06_unchanged").resident(&resident); !st.ok()) throw Error(st.message());
+  if (Status st = variant("step06_knobs").resident(&resident); !st.ok()) throw Error(st.message());
   const DeviceInfo& d = lab.device();
   std::printf("GPU %s; step 6: %d resident CTAs (%d per SM)\n", describe(d).c_str(), resident, resident / d.sm_count);
   for (const Shape& s : shapes)
