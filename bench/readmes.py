@@ -4,14 +4,21 @@ every TFLOPS figure a README shows is one of docs/results.md's: same run, same c
 
 A README marks where its table goes; everything between the two markers is replaced:
 
-  <!-- results:stepNN -->     steps/NN_*/README.md: step NN at every size it ran at (at most 12
-  <!-- /results -->           rows): its TFLOPS and % of cuBLAS, and the previous step's % of cuBLAS
-  <!-- results:ladder -->     README.md: every step at a few sizes, TFLOPS (% of cuBLAS), and cuBLAS
-  <!-- /results -->
+  <!-- results:stepNN sizes=S,S,... -->   steps/NN_*/README.md: step NN at the sizes named, in that
+  <!-- /results -->                      order, at most 6 (the sizes the README's prose discusses):
+                                         its TFLOPS and % of cuBLAS, and the previous step's % of
+                                         cuBLAS. A size is N^3 (or N) for N x N x N, or MxNxK.
+  <!-- results:stepNN -->                without sizes=: every size step NN ran at, at most 12 rows
+  <!-- /results -->                      (steps 1 and 2, whose one shape is fixed)
+  <!-- results:ladder -->                README.md: every step at a few sizes, TFLOPS (% of cuBLAS),
+  <!-- /results -->                      and cuBLAS
 
 The documents are README.md and steps/*/README.md under the repository root. A step the run does
-not have (a new step, or the other track's) gets a sentence saying it is not yet measured; a
-README without markers is left alone. Running it again on the same JSON changes nothing.
+not have (a new step, or the other track's) gets a sentence saying it is not yet measured; a named
+size the run does not have is listed under the table as not in this run; the caption counts the
+sizes the step ran at that the table leaves out. A README without markers is left alone. An
+unknown marker, an unknown attribute, a malformed or repeated size, or more than 6 sizes is an
+error that names the README. Running it again on the same JSON changes nothing.
 
   python3 bench/report.py readmes docs/results.json            # rewrite the tables
   python3 bench/report.py readmes docs/results.json --check    # exit 1 if a table is not the JSON's
@@ -26,9 +33,11 @@ import re
 
 from results import cell_state, dims, shape_label
 
-MARKER = re.compile(r"(<!-- results:([A-Za-z0-9_]+) -->)(.*?)(<!-- /results -->)", re.S)
+MARKER = re.compile(r"(<!-- results:([A-Za-z0-9_]+)((?:[ \t]+[^\s>]+)*)[ \t]*-->)(.*?)(<!-- /results -->)", re.S)
+OPENING = re.compile(r"<!-- results:[A-Za-z0-9_]+(?:[ \t]+[^\s>]+)*[ \t]*-->")
 STEP_MARK = re.compile(r"^step(\d\d)$")
-MAX_ROWS = 12
+MAX_ROWS = 12        # a step table without sizes=: every size the step ran at, up to this many
+MAX_NAMED_SIZES = 6  # a step table with sizes=: the sizes its README discusses
 # The ladder's columns, when the run has them: a mid size, the largest square, and a ragged K.
 LADDER_SIZES = ("2048x2048x2048", "4096x4096x4096", "8192x8192x8192", "3000x3000x3000")
 GENERATED = "<!-- generated from docs/results.json by bench/report.py (tools/compare.sh --docs): do not edit -->"
@@ -41,6 +50,43 @@ def step_bench(n):
 
 def step_name(bench):
     return f"step {int(bench[4:])}"
+
+
+def parse_size(text):
+    """'4096^3' or '4096' -> '4096x4096x4096'; 'MxNxK' as it is (leading zeros dropped); else None."""
+    m = re.fullmatch(r"(\d+)(?:\^3)?", text)
+    if m:
+        n = int(m.group(1))
+        return f"{n}x{n}x{n}" if n > 0 else None
+    m = re.fullmatch(r"(\d+)x(\d+)x(\d+)", text)
+    if m and all(int(g) > 0 for g in m.groups()):
+        return "x".join(str(int(g)) for g in m.groups())
+    return None
+
+
+def marker_sizes(name, attrs, readme):
+    """The sizes a marker names (a list of 'MxNxK'), or None when it names none."""
+    sizes = None
+    for attr in attrs.split():
+        key, eq, value = attr.partition("=")
+        if key != "sizes" or not eq:
+            raise ValueError(f"{readme}: '<!-- results:{name} ... -->': unknown attribute '{attr}' (sizes=S,S,...)")
+        if not STEP_MARK.match(name):
+            raise ValueError(f"{readme}: '<!-- results:{name} ... -->': sizes= is for step tables (results:stepNN)")
+        if sizes is not None:
+            raise ValueError(f"{readme}: '<!-- results:{name} ... -->': sizes= given twice")
+        sizes = []
+        for text in value.split(","):
+            shape = parse_size(text)
+            if shape is None:
+                raise ValueError(f"{readme}: '<!-- results:{name} ... -->': '{text}' is not a size (N^3 or MxNxK)")
+            if shape in sizes:
+                raise ValueError(f"{readme}: '<!-- results:{name} ... -->': {text} is named twice")
+            sizes.append(shape)
+        if len(sizes) > MAX_NAMED_SIZES:
+            raise ValueError(f"{readme}: '<!-- results:{name} ... -->': {len(sizes)} sizes, at most "
+                             f"{MAX_NAMED_SIZES} (the ones its prose discusses; docs/results.md has them all)")
+    return sizes
 
 
 def tflops_cell(e):
@@ -81,18 +127,32 @@ def the_run(results, link):
     return text, track
 
 
-def step_table(results, n, link):
+def step_table(results, n, link, sizes=None):
+    """Step n's table: at the sizes named (in that order), or at every size it ran at."""
     bench, prev = step_bench(n), step_bench(n - 1)
     run, track = the_run(results, link)
     other = OTHER_TRACK.get(track)
-    shapes = [s for s in results.shapes() if (bench, s) in results.entries]
-    if not shapes:
+    ran = [s for s in results.shapes() if (bench, s) in results.entries]
+    if not ran:
         return (f"Step {n} is not yet measured: it is not in the run that "
                 f"[docs/results.md]({link}) publishes ({results.context.get('gpu', '?')}, "
                 f"{results.context.get('date', '?')[:10]}, commit `{results.context.get('git_commit', '?')}`). "
                 "`tools/compare.sh --docs` on a GPU measures it and fills this table.")
-    left_out = len(shapes) - MAX_ROWS
-    shapes = shapes[:MAX_ROWS]
+    absent = []
+    if sizes is None:
+        shapes = ran[:MAX_ROWS]
+    else:
+        in_run = set(results.shapes())
+        shapes = [s for s in sizes if s in in_run]
+        absent = [s for s in sizes if s not in in_run]
+    left_out = len([s for s in ran if s not in shapes])
+    notes = [run, "% of cuBLAS: cuBLAS timed beside the step in every iteration."]
+    if not shapes:
+        notes.append(f"None of the sizes this README names is in this run: "
+                     f"{', '.join(size_label(s) for s in absent)}.")
+        if other:
+            notes.append(f"`{other}.cu` is not in this run.")
+        return " ".join(notes)
     with_prev = n > 1 and any((prev, s) in results.entries for s in shapes)
     header = ["size", f"step {n} TFLOPS", f"step {n} % of cuBLAS"] + ([f"step {n - 1} % of cuBLAS"] if with_prev else [])
     rows = []
@@ -102,13 +162,14 @@ def step_table(results, n, link):
         if with_prev:
             row.append(pct_cell(results.entries.get((prev, s))))
         rows.append(row)
-    notes = [run, "% of cuBLAS: cuBLAS timed beside the step in every iteration."]
-    own = len(shapes) == 1 and not any((b, shapes[0]) in results.entries
-                                         for b in results.benches() if b not in ("cublas", bench))
+    own = len(ran) == 1 and len(shapes) == 1 and not any(
+        (b, shapes[0]) in results.entries for b in results.benches() if b not in ("cublas", bench))
     if own:
         notes.append(f"Step {n} runs only at its own shape: it is not in the size sweep.")
     elif n > 1 and not with_prev:
         notes.append(f"Step {n - 1} is not in this run at these sizes.")
+    if absent:
+        notes.append(f"Not in this run: {', '.join(size_label(s) for s in absent)}.")
     if left_out > 0:
         notes.append(f"{left_out} more size(s) in docs/results.md.")
     if other:
@@ -184,17 +245,18 @@ def render(text, results, readme, results_md, on_disk):
     link = os.path.relpath(results_md, os.path.dirname(os.path.abspath(readme))).replace(os.sep, "/")
 
     def replace(m):
-        start, name, _, end = m.groups()
+        start, name, attrs, _, end = m.groups()
+        sizes = marker_sizes(name, attrs, readme)
         if name == "ladder":
             body = ladder_table(results, on_disk, link)
         elif STEP_MARK.match(name):
-            body = step_table(results, int(name[4:]), link)
+            body = step_table(results, int(name[4:]), link, sizes)
         else:
             raise ValueError(f"{readme}: unknown marker '<!-- results:{name} -->' "
                              "(results:ladder or results:stepNN)")
         return f"{start}\n{GENERATED}\n{body}\n{end}"
 
-    opened = len(re.findall(r"<!-- results:[A-Za-z0-9_]+ -->", text))
+    opened = len(OPENING.findall(text))
     if opened != len(MARKER.findall(text)):
         raise ValueError(f"{readme}: a '<!-- results:... -->' marker without its '<!-- /results -->'")
     return MARKER.sub(replace, text)

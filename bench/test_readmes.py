@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """The READMEs' generated tables (bench/readmes.py, `report.py readmes` and `publish`) on the
-fixture bench/testdata/sample.json (steps 1-4; step 3 WRONG at 3000^3), in a scratch tree: the
-markers are filled, text outside them is untouched, a step the run lacks says so, and a second run
-changes nothing. The ctest bench.readme_tables runs it. Plain Python 3 (unittest).
+fixture bench/testdata/sample.json (steps 1-4 at 1024^3, 3000^3 and 4096^3, steps 1-2 at their own
+shapes; step 3 WRONG at 3000^3), in a scratch tree: the markers are filled, text outside them is
+untouched, a step table with sizes= has exactly those rows in that order, a step the run lacks says
+so, a bad marker fails, and a second run changes nothing. The ctest bench.readme_tables runs it.
+Plain Python 3 (unittest).
 """
 
 import os
@@ -108,8 +110,58 @@ class ReadmeTables(unittest.TestCase):
         self.assertIn("Steps 1 and 2 run only at their own shapes", top)
         self.assertNotIn("| step 1 |", top)
 
+    def rows(self, rel):
+        """The size column of every table row in a README, in order."""
+        return [line.split("|")[1].strip() for line in self.read(rel).splitlines()
+                if line.startswith("| ") and not line.startswith("| size ")]
+
+    def test_named_sizes(self):
+        self.write("steps/04_tma/README.md", marked("step04 sizes=4096^3,1024x1024x1024"))
+        self.update()
+        step4 = self.read("steps/04_tma/README.md")
+        # Exactly the sizes named, in the order named; the one left out is counted.
+        self.assertEqual(self.rows("steps/04_tma/README.md"), ["4096^3", "1024^3"])
+        self.assertIn("| 4096^3 | 279.9 | 39.4% | 12.7% |", step4)
+        self.assertNotIn("| 3000^3 |", step4)
+        self.assertIn("1 more size(s) in docs/results.md.", step4)
+        self.assertIn("<!-- results:step04 sizes=4096^3,1024x1024x1024 -->", step4)  # the marker stays
+        self.assertEqual(self.update(check=True), [])
+
+    def test_named_size_not_in_run(self):
+        self.write("steps/04_tma/README.md", marked("step04 sizes=3000,8192^3"))
+        self.update()
+        step4 = self.read("steps/04_tma/README.md")
+        self.assertEqual(self.rows("steps/04_tma/README.md"), ["3000^3"])
+        self.assertIn("Not in this run: 8192^3.", step4)
+        self.assertIn("2 more size(s) in docs/results.md.", step4)
+
+    def test_named_sizes_of_a_step_not_in_the_run(self):
+        self.write("steps/05_pipeline/README.md", marked("step05 sizes=4096^3,3000^3"))
+        self.update()
+        step5 = self.read("steps/05_pipeline/README.md")
+        self.assertIn("Step 5 is not yet measured", step5)
+        self.assertNotIn("| size |", step5)
+
+    def test_bad_sizes_fail(self):
+        for attrs in ("sizes=4096^3,4096x4096x4096",   # the same size twice
+                      "sizes=1,2,3,4,5,6,7",            # more than 6
+                      "sizes=4096^2",                   # not a size
+                      "sizes=",                         # empty
+                      "rows=4096^3",                    # unknown attribute
+                      "sizes=1024 sizes=4096"):         # given twice
+            self.write("steps/04_tma/README.md", marked(f"step04 {attrs}"))
+            with self.assertRaises(ValueError, msg=attrs):
+                self.update()
+        self.write("README.md", marked("ladder sizes=4096^3"))  # sizes= is for step tables
+        self.write("steps/04_tma/README.md", marked("step04"))
+        with self.assertRaises(ValueError):
+            self.update()
+
     def test_unclosed_marker_fails(self):
         self.write("steps/03_tiling/README.md", "<!-- results:step03 -->\nno end\n")
+        with self.assertRaises(ValueError):
+            self.update()
+        self.write("steps/03_tiling/README.md", "<!-- results:step03 sizes=4096^3 -->\nno end\n")
         with self.assertRaises(ValueError):
             self.update()
 

@@ -52,8 +52,8 @@ GEMM_DEVICE uint32_t cta_pair_barrier(uint64_t* bar) { return mapa_shared(smem_a
 
 #if defined(__CUDACC__)
 
-// Prefetches the tensor map into the TMA unit's descriptor cache; one thread, once per kernel,
-// before the first copy that uses it.
+// Prefetches the tensor map into the TMA unit's descriptor cache; one thread of each CTA, once,
+// before the CTA's first copy that uses it.
 // https://docs.nvidia.com/cuda/parallel-thread-execution/#data-movement-and-conversion-instructions-prefetch-prefetchu
 GEMM_DEVICE void tma_prefetch_descriptor(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
