@@ -129,8 +129,9 @@ __device__ __forceinline__ void mma_tile(SharedStorage& smem, const CUtensorMap*
   for (int64_t ks = 0; ks < k_slices; ++ks) {
     // BEGIN SOLUTION step05: wait on tma2mma[read.stage] with the consumer's parity, read.full_parity(); then tcgen05.fence::after_thread_sync.
     mbarrier_wait(&smem.tma2mma[read.stage], read.full_parity(), WaitTag{"tma2mma", "mma"});
-    tcgen05_fence_after_thread_sync();  // orders the MMAs below after the wait
-                                        // END SOLUTION step05
+    // Orders the MMAs below after the wait.
+    tcgen05_fence_after_thread_sync();
+    // END SOLUTION step05
 
     // BEGIN SOLUTION step02: enable_input_d is false only for the tile's very first MMA (first K slice, first k16 step).
     // tcgen05.mma is issued by one thread and runs asynchronously, in issue order on the same

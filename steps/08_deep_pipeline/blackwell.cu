@@ -44,13 +44,8 @@ constexpr int kTileN = 128;
 constexpr int kTileK = 64;      // one 128-byte swizzle atom of fp16
 constexpr int kLdColumns = 32;  // columns per tcgen05.ld.32x32b.x32
 // The ring's depth. Up to six K slice buffers fit in shared memory beside the staging buffer (the
-// static_assert below); the measured sweep of depths behind five is in NOTES.md.
-// -DGEMM_STEP08_STAGES=N builds another depth (tools/diag/stage_sweep.sh).
-#if defined(GEMM_STEP08_STAGES)
-constexpr int kStages = GEMM_STEP08_STAGES;
-#else
+// static_assert below); README.md says why five.
 constexpr int kStages = 5;
-#endif
 // Six warps: the epilogue warpgroup first (warps 0-3: warp w % 4 reaches TMEM lanes 32 (w % 4)..),
 // then the producer and the MMA warp.
 constexpr int kEpilogueWarps = 4;
@@ -151,9 +146,110 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
   // END SOLUTION step07
 }
 
-// The MMA issuer: one thread. For each tile: wait until the epilogue has read the accumulator of
-// the previous one, then every K slice from the ring into the accumulator, then one commit to
-// mma2ld for the epilogue.
+// The MMAs of one tile: every K slice from the ring into the accumulator, each stage released by a
+// commit once its MMAs complete; then one commit tells the epilogue that the accumulator is final.
+// One thread.
+__device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kStages>& read, int64_t k_slices,
+                                         uint32_t tmem_acc) {
+  for (int64_t ks = 0; ks < k_slices; ++ks) {
+    // BEGIN SOLUTION step05: wait on tma2mma[read.stage] with the consumer's parity, read.full_parity(); then tcgen05.fence::after_thread_sync.
+    mbarrier_wait(&smem.tma2mma[read.stage], read.full_parity(), WaitTag{"tma2mma", "mma"});
+    // Orders the MMAs below after the wait.
+    tcgen05_fence_after_thread_sync();
+    // END SOLUTION step05
+
+    // BEGIN SOLUTION step02: enable_input_d is false only for the tile's very first MMA (first K slice, first k16 step).
+    // tcgen05.mma is issued by one thread and runs asynchronously, in issue order on the same
+    // accumulator: the MMAs of consecutive slices queue up behind each other.
+#pragma unroll
+    for (int k = 0; k < kTileK / kMmaK; ++k) {
+      const uint32_t k_bytes = k * kMmaK * sizeof(__half);  // 32 B per k16 slice
+      const uint64_t a_desc = make_smem_desc_k_sw128(smem_addr(smem.a[read.stage]) + k_bytes);
+      const uint64_t b_desc = make_smem_desc_k_sw128(smem_addr(smem.b[read.stage]) + k_bytes);
+      tcgen05_mma_f16<1>(tmem_acc, a_desc, b_desc, kIdesc, /*enable_input_d=*/ks > 0 || k > 0);
+    }
+    // END SOLUTION step02
+
+    // BEGIN SOLUTION step05: tcgen05.commit to mma2tma[read.stage] releases the stage once these MMAs complete.
+    tcgen05_commit<1>(&smem.mma2tma[read.stage]);
+    // END SOLUTION step05
+    read.advance();
+  }
+  // BEGIN SOLUTION step05: one more tcgen05.commit, to mma2ld: it arrives once every MMA of the tile has completed.
+  tcgen05_commit<1>(&smem.mma2ld);
+  // END SOLUTION step05
+}
+
+// The epilogue of one tile, at (m0, n0): read the accumulator (TMEM -> registers), release it, then
+// fp16 -> the staging buffer (SW128 boxes) -> TMA store. The epilogue warpgroup; thread t owns row t.
+__device__ __forceinline__ void epilogue_tile(SharedStorage& smem, const CUtensorMap* map_d, int64_t m0, int64_t n0,
+                                              int64_t N, uint32_t tmem_acc) {
+  const TraceEpilogue traced_epilogue;
+  const int t = static_cast<int>(threadIdx.x);  // 0 .. 127: the epilogue warps come first
+  const int warp = warp_id();
+  // TMEM -> registers, the whole row: 4 x 32 columns.
+  uint32_t v[kTileN / kLdColumns][kLdColumns];  // columns 32 c .. 32 c + 31 of this thread's row, fp32 bits
+#pragma unroll
+  for (int c = 0; c < kTileN / kLdColumns; ++c) {
+    uint32_t taddr = 0;
+    // BEGIN SOLUTION step01: warp w may read only TMEM lanes 32*(w%4)..+31 (tmem_lane_base); thread t of the warp gets lane base + t, i.e. tile row base + t.
+    taddr = tmem_addr(tmem_acc, tmem_lane_base(warp), c * kLdColumns);
+    // END SOLUTION step01
+    tmem_ld_32x32b_x32(taddr, v[c]);
+  }
+  tmem_wait_ld();  // the loaded registers are valid only after the wait
+#pragma unroll
+  for (int c = 0; c < kTileN / kLdColumns; ++c) tmem_fence_operands(v[c]);  // ... and not read before it
+
+  // BEGIN SOLUTION step07: release the accumulator: tcgen05.fence::before_thread_sync (orders the completed tcgen05.ld before the arrive), then every epilogue thread arrives on ld2mma.
+  tcgen05_fence_before_thread_sync();
+  mbarrier_arrive(&smem.ld2mma);
+  // END SOLUTION step07
+
+  // BEGIN SOLUTION step07: the previous tile's TMA store may still be reading the staging buffer: thread 0 waits for it (wait_group.read 0), then the epilogue warpgroup syncs on its named barrier before anyone writes.
+  if (t == 0) tma_store_wait_group_read<0>();
+  named_barrier_sync(kEpilogueBarrier, kEpilogueThreads);
+  // END SOLUTION step07
+
+  // Registers -> fp16 -> the staging buffer. Each thread writes 16-byte chunks of its own row; the
+  // 8 rows of 8 consecutive lanes land in 8 different chunk positions of the swizzle: no bank
+  // conflicts.
+  const int row = t;
+#pragma unroll
+  for (int c = 0; c < kTileN / kLdColumns; ++c) {
+#pragma unroll
+    for (int j = 0; j < kLdColumns; j += 8) {  // 8 fp16 = one 16-byte chunk
+      const uint32_t* w = &v[c][j];
+      const uint4 packed =
+          make_uint4(pack_half2(w[0], w[1]), pack_half2(w[2], w[3]), pack_half2(w[4], w[5]), pack_half2(w[6], w[7]));
+      const int col = c * kLdColumns + j;
+      char* box = nullptr;  // the 64-column box holding column col
+      uint32_t offset = 0;  // byte offset of (row, col) inside it
+      // BEGIN SOLUTION step04: column col (a multiple of 8) is in box col / 64 of the staging buffer; inside it, it starts 16-byte chunk (col % 64) / 8 of row `row`, at sw128_offset(row, chunk).
+      box = reinterpret_cast<char*>(smem.d[col / kStoreCols]);
+      offset = sw128_offset(row, (col % kStoreCols) / 8);
+      // END SOLUTION step04
+      *reinterpret_cast<uint4*>(box + offset) = packed;
+    }
+  }
+  // TMA reads shared memory through the async proxy; the stores above were generic-proxy stores.
+  // Each writer fences its own stores, then the barrier waits for every writer.
+  fence_proxy_async_shared();
+  named_barrier_sync(kEpilogueBarrier, kEpilogueThreads);
+
+  // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} (skip a box wholly past N; TMA clips the rest) and commits the bulk group; the next tile's epilogue waits for it to have read the buffer.
+  if (t == 0) {
+#pragma unroll
+    for (int b = 0; b < kStoreBoxes; ++b)
+      if (n0 + b * kStoreCols < N)
+        tma_store_2d(map_d, smem.d[b], static_cast<int32_t>(n0 + b * kStoreCols), static_cast<int32_t>(m0));
+    tma_store_commit_group();
+  }
+  // END SOLUTION step04
+}
+
+// The MMA issuer: one thread. For each of this CTA's tiles: wait until the epilogue has read the
+// accumulator of the previous one, then the tile's MMAs.
 __device__ __forceinline__ void mma(SharedStorage& smem, const TileScheduler& sched, int64_t k_slices,
                                     uint32_t tmem_acc) {
   PipelineState<kStages> read;  // the stage the MMAs read next, across tiles
@@ -165,42 +261,14 @@ __device__ __forceinline__ void mma(SharedStorage& smem, const TileScheduler& sc
     mbarrier_wait(&smem.ld2mma, static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"});
     tcgen05_fence_after_thread_sync();
     // END SOLUTION step07
-    for (int64_t ks = 0; ks < k_slices; ++ks) {
-      // BEGIN SOLUTION step05: wait on tma2mma[read.stage] with the consumer's parity, read.full_parity(); then tcgen05.fence::after_thread_sync.
-      mbarrier_wait(&smem.tma2mma[read.stage], read.full_parity(), WaitTag{"tma2mma", "mma"});
-      tcgen05_fence_after_thread_sync();  // orders the MMAs below after the wait
-                                          // END SOLUTION step05
-
-      // BEGIN SOLUTION step02: enable_input_d is false only for the tile's very first MMA (first K slice, first k16 step).
-      // tcgen05.mma is issued by one thread and runs asynchronously, in issue order on the same
-      // accumulator: the MMAs of consecutive slices queue up behind each other.
-#pragma unroll
-      for (int k = 0; k < kTileK / kMmaK; ++k) {
-        const uint32_t k_bytes = k * kMmaK * sizeof(__half);  // 32 B per k16 slice
-        const uint64_t a_desc = make_smem_desc_k_sw128(smem_addr(smem.a[read.stage]) + k_bytes);
-        const uint64_t b_desc = make_smem_desc_k_sw128(smem_addr(smem.b[read.stage]) + k_bytes);
-        tcgen05_mma_f16<1>(tmem_acc, a_desc, b_desc, kIdesc, /*enable_input_d=*/ks > 0 || k > 0);
-      }
-      // END SOLUTION step02
-
-      // BEGIN SOLUTION step05: tcgen05.commit to mma2tma[read.stage] releases the stage once these MMAs complete.
-      tcgen05_commit<1>(&smem.mma2tma[read.stage]);
-      // END SOLUTION step05
-      read.advance();
-    }
-    // BEGIN SOLUTION step07: one more tcgen05.commit, to mma2ld: it arrives once every MMA of the tile has completed.
-    tcgen05_commit<1>(&smem.mma2ld);
-    // END SOLUTION step07
+    mma_tile(smem, read, k_slices, tmem_acc);
   }
 }
 
-// The epilogue: the epilogue warpgroup, 128 threads, thread t owns row t of each tile. For each
-// tile: wait for the accumulator, read it (TMEM -> registers), release it, then fp16 -> the
-// staging buffer (SW128 boxes) -> TMA store.
+// The epilogue: the epilogue warpgroup. For each of this CTA's tiles, in the producer's order: wait
+// for the accumulator, then the tile's epilogue.
 __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap* map_d, const TileScheduler& sched,
                                          int64_t N, uint32_t tmem_acc) {
-  const int t = static_cast<int>(threadIdx.x);  // 0 .. 127: the epilogue warps come first
-  const int warp = warp_id();
   int64_t local = 0;  // this CTA's tile count
   for (WorkCursor cursor = sched.begin(blockIdx.x, gridDim.x); cursor.valid(); cursor.advance(), ++local) {
     int64_t m0 = 0, n0 = 0;  // the tile's first row and column
@@ -209,82 +277,22 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap*
     m0 = tile.m * kTileM;
     n0 = tile.n * kTileN;
     // END SOLUTION step06
+    // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
     const TraceTile traced(TraceRole::epilogue, cursor.unit);
-
     // BEGIN SOLUTION step07: wait on mma2ld with parity local & 1; it completes once per tile.
-    // Only the mbarrier tells that the MMAs have completed (a thread barrier would prove only that
+    // Only the mbarrier tells that the MMAs have completed (a CTA barrier would prove only that
     // they were issued).
     mbarrier_wait(&smem.mma2ld, static_cast<uint32_t>(local & 1), WaitTag{"mma2ld", "epilogue"});
     // END SOLUTION step07
-    const TraceEpilogue traced_epilogue;
     tcgen05_fence_after_thread_sync();  // orders the tcgen05.ld below after the wait
     // tcgen05.ld is .sync.aligned: the whole warp must execute it together, and the lanes left the
     // wait's spin loop one by one.
     warp_sync();
-
-    // TMEM -> registers, the whole row: 4 x 32 columns.
-    uint32_t v[kTileN / kLdColumns][kLdColumns];  // columns 32 c .. 32 c + 31 of this thread's row, fp32 bits
-#pragma unroll
-    for (int c = 0; c < kTileN / kLdColumns; ++c) {
-      uint32_t taddr = 0;
-      // BEGIN SOLUTION step01: warp w may read only TMEM lanes 32*(w%4)..+31 (tmem_lane_base); thread t of the warp gets lane base + t, i.e. tile row base + t.
-      taddr = tmem_addr(tmem_acc, tmem_lane_base(warp), c * kLdColumns);
-      // END SOLUTION step01
-      tmem_ld_32x32b_x32(taddr, v[c]);
-    }
-    tmem_wait_ld();  // the loaded registers are valid only after the wait
-#pragma unroll
-    for (int c = 0; c < kTileN / kLdColumns; ++c) tmem_fence_operands(v[c]);  // ... and not read before it
-
-    // BEGIN SOLUTION step07: release the accumulator: tcgen05.fence::before_thread_sync (orders the completed tcgen05.ld before the arrive), then every epilogue thread arrives on ld2mma.
-    tcgen05_fence_before_thread_sync();
-    mbarrier_arrive(&smem.ld2mma);
-    // END SOLUTION step07
-
-    // BEGIN SOLUTION step07: the previous tile's TMA store may still be reading the staging buffer: thread 0 waits for it (wait_group.read 0), then the epilogue warpgroup syncs on its named barrier before anyone writes.
-    if (t == 0) tma_store_wait_group_read<0>();
-    named_barrier_sync(kEpilogueBarrier, kEpilogueThreads);
-    // END SOLUTION step07
-
-    // Registers -> fp16 -> the staging buffer. Each thread writes 16-byte chunks of its own row; the
-    // 8 rows of 8 consecutive lanes land in 8 different chunk positions of the swizzle: no bank
-    // conflicts.
-    const int row = t;
-#pragma unroll
-    for (int c = 0; c < kTileN / kLdColumns; ++c) {
-#pragma unroll
-      for (int j = 0; j < kLdColumns; j += 8) {  // 8 fp16 = one 16-byte chunk
-        const uint32_t* w = &v[c][j];
-        const uint4 packed =
-            make_uint4(pack_half2(w[0], w[1]), pack_half2(w[2], w[3]), pack_half2(w[4], w[5]), pack_half2(w[6], w[7]));
-        const int col = c * kLdColumns + j;
-        char* box = nullptr;  // the 64-column box holding column col
-        uint32_t offset = 0;  // byte offset of (row, col) inside it
-        // BEGIN SOLUTION step04: column col (a multiple of 8) is in box col / 64 of the staging buffer; inside it, it starts 16-byte chunk (col % 64) / 8 of row `row`, at sw128_offset(row, chunk).
-        box = reinterpret_cast<char*>(smem.d[col / kStoreCols]);
-        offset = sw128_offset(row, (col % kStoreCols) / 8);
-        // END SOLUTION step04
-        *reinterpret_cast<uint4*>(box + offset) = packed;
-      }
-    }
-    // TMA reads shared memory through the async proxy; the stores above were generic-proxy stores.
-    // Each writer fences its own stores, then the barrier waits for every writer.
-    fence_proxy_async_shared();
-    named_barrier_sync(kEpilogueBarrier, kEpilogueThreads);
-
-    // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} (skip a box wholly past N; TMA clips the rest) and commits the bulk group; the next tile's epilogue waits for it to have read the buffer.
-    if (t == 0) {
-#pragma unroll
-      for (int b = 0; b < kStoreBoxes; ++b)
-        if (n0 + b * kStoreCols < N)
-          tma_store_2d(map_d, smem.d[b], static_cast<int32_t>(n0 + b * kStoreCols), static_cast<int32_t>(m0));
-      tma_store_commit_group();
-    }
-    // END SOLUTION step04
+    epilogue_tile(smem, map_d, m0, n0, N, tmem_acc);
   }
   // The CTA's shared memory is released when it exits: the last store must have read it first.
   // (Its writes to D may still be in flight; the kernel's completion covers them.)
-  if (t == 0) tma_store_wait_group_read<0>();
+  if (threadIdx.x == 0) tma_store_wait_group_read<0>();
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -347,11 +355,7 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// The launcher with its two knobs exposed: `group_m`, the L2 group size, and `ctas`, the grid
-// (<= 0: every CTA that fits on the GPU at once, the persistent grid). run() uses kGroupM and the
-// persistent grid. Every grid computes a correct D; its float rounding depends on the grid, which
-// sets the turn, and so the K order, of each tile (k_slice_in_turn).
-Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
+Status run(const Problem& p, cudaStream_t stream) {
   if (Status s = check_problem(Contract::general, p); !s.ok()) return s;
   const int64_t tiles = ((p.m + kTileM - 1) / kTileM) * ((p.n + kTileN - 1) / kTileN);
   // The tensor maps: A (M x K) and B (N x K) in boxes of one K slice of a tile, D (M x N) in boxes
@@ -364,18 +368,15 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
   cfg.block = dim3(kThreads);
   cfg.smem_bytes = smem_bytes<SharedStorage>();
   cfg.stream = stream;
-  // The persistent grid: what is resident at once (one CTA per SM here: ~193 KB of shared memory),
-  // trimmed to whole waves: balanced_grid keeps the fewest CTAs that run the tiles in as many
-  // waves, never more than tiles. An explicit `ctas` is taken as it is: with more CTAs than tiles,
-  // some find no work and just exit.
-  if (ctas <= 0) {
-    if (Status s = resident_ctas(kernel, kThreads, cfg.smem_bytes, &ctas); !s.ok()) return s;
-    ctas = static_cast<int>(balanced_grid(tiles, ctas));
-  }
+  // The persistent grid: the CTAs resident at once (one per SM), trimmed to whole waves:
+  // balanced_grid keeps the fewest CTAs that run the tiles in as many waves, never more than tiles.
+  // Any grid computes a correct D; its float rounding depends on the grid, which sets the turn, and
+  // so the K order, of each tile (k_slice_in_turn).
+  int ctas = 0;
+  if (Status s = resident_ctas(kernel, kThreads, cfg.smem_bytes, &ctas); !s.ok()) return s;
+  ctas = static_cast<int>(balanced_grid(tiles, ctas));
   cfg.grid = dim3(static_cast<unsigned>(ctas));
-  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, group_m);
+  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, kGroupM);
 }
-
-Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kGroupM, /*ctas=*/0); }
 
 }  // namespace gemm::step08::blackwell

@@ -51,13 +51,8 @@ constexpr int kWgmmaM = 64;  // rows per wgmma: the 128-row tile takes two
 constexpr int kWgmmaK = 16;
 constexpr int kAccRegs = kWgmmaAccRegs<kTileN>;  // 64 f32 registers per thread per 64-row half
 // The ring's depth. Up to six K slice buffers fit in shared memory beside the staging buffer (the
-// static_assert below); the measured sweep of depths behind five is in NOTES.md.
-// -DGEMM_STEP08_STAGES=N builds another depth (tools/diag/stage_sweep.sh).
-#if defined(GEMM_STEP08_STAGES)
-constexpr int kStages = GEMM_STEP08_STAGES;
-#else
+// static_assert below); README.md says why five.
 constexpr int kStages = 5;
-#endif
 // Two warpgroups: the producer first, then the consumer (wgmma needs a whole, aligned warpgroup).
 constexpr int kProducerWarpgroup = 0;
 constexpr int kConsumerWarpgroup = 1;
@@ -83,7 +78,9 @@ static_assert(kStageBytes == 32768, "A 128x64 + B 128x64 fp16");
 // A stage is free once every consumer warp has seen its wgmmas complete: lane 0 of each warp
 // arrives, after that warp's wgmma.wait_group.
 constexpr uint32_t kReleaseArrivals = kWarpgroupSize / kWarpSize;
-// Tile rows per L2 group of the scheduler: step 6's value.
+// Tile rows per L2 group of the scheduler. Groups of several rows let the CTAs running at the same
+// time share rows of A and columns of B in L2; one row per group (walking along N) shares only B.
+// README.md says why 16.
 constexpr int kGroupM = 16;
 // What one CTA may have on the GPUs of this track (H100, H200: 227 KB of dynamic shared memory).
 constexpr size_t kSmemLimit = 227 * 1024;
@@ -181,8 +178,8 @@ __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kSta
 
 // The epilogue of one tile: registers -> fp16 -> the staging buffer (SW128 boxes) -> TMA store.
 // The whole consumer warpgroup; `t` is the thread's index in it.
-__device__ __forceinline__ void epilogue(SharedStorage& smem, const float (&acc)[2][kAccRegs], const CUtensorMap* map_d,
-                                         int64_t m0, int64_t n0, int64_t N, int t) {
+__device__ __forceinline__ void epilogue_tile(SharedStorage& smem, const float (&acc)[2][kAccRegs],
+                                              const CUtensorMap* map_d, int64_t m0, int64_t n0, int64_t N, int t) {
   const TraceEpilogue traced_epilogue;
   // BEGIN SOLUTION step07: the previous tile's TMA store may still be reading the staging buffer: thread 0 waits for it (wait_group.read 0), then the consumer warpgroup syncs on its named barrier before anyone writes.
   if (t == 0) tma_store_wait_group_read<0>();
@@ -243,7 +240,7 @@ __device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap*
     // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
     const TraceTile traced(TraceRole::consumer, cursor.unit);
     mma_tile(smem, read, acc, k_slices);
-    epilogue(smem, acc, map_d, m0, n0, N, t);
+    epilogue_tile(smem, acc, map_d, m0, n0, N, t);
   }
   // The CTA's shared memory is released when it exits: the last store must have read it first.
   // (Its writes to D may still be in flight; the kernel's completion covers them.)
@@ -286,11 +283,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   // END SOLUTION step07
 }
 
-// The launcher with its two knobs exposed: `group_m`, the L2 group size, and `ctas`, the grid
-// (<= 0: every CTA that fits on the GPU at once, the persistent grid). run() uses kGroupM and the
-// persistent grid. Every grid computes a correct D; its float rounding depends on the grid, which
-// sets the turn, and so the K order, of each tile (k_slice_in_turn).
-Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
+Status run(const Problem& p, cudaStream_t stream) {
   if (Status s = check_problem(Contract::general, p); !s.ok()) return s;
   const int64_t tiles = ((p.m + kTileM - 1) / kTileM) * ((p.n + kTileN - 1) / kTileN);
   // The tensor maps: A (M x K) and B (N x K) in boxes of one K slice of a tile, D (M x N) in boxes
@@ -303,18 +296,15 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas) {
   cfg.block = dim3(kThreads);
   cfg.smem_bytes = smem_bytes<SharedStorage>();
   cfg.stream = stream;
-  // The persistent grid: what is resident at once (one CTA per SM: ~193 KB of shared memory),
-  // trimmed to whole waves: balanced_grid keeps the fewest CTAs that run the tiles in as many
-  // waves, never more than tiles. An explicit `ctas` is taken as it is: with more CTAs than tiles,
-  // some find no work and just exit.
-  if (ctas <= 0) {
-    if (Status s = resident_ctas(kernel, kThreads, cfg.smem_bytes, &ctas); !s.ok()) return s;
-    ctas = static_cast<int>(balanced_grid(tiles, ctas));
-  }
+  // The persistent grid: the CTAs resident at once (one per SM), trimmed to whole waves:
+  // balanced_grid keeps the fewest CTAs that run the tiles in as many waves, never more than tiles.
+  // Any grid computes a correct D; its float rounding depends on the grid, which sets the turn, and
+  // so the K order, of each tile (k_slice_in_turn).
+  int ctas = 0;
+  if (Status s = resident_ctas(kernel, kThreads, cfg.smem_bytes, &ctas); !s.ok()) return s;
+  ctas = static_cast<int>(balanced_grid(tiles, ctas));
   cfg.grid = dim3(static_cast<unsigned>(ctas));
-  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, group_m);
+  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, kGroupM);
 }
-
-Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kGroupM, /*ctas=*/0); }
 
 }  // namespace gemm::step08::hopper

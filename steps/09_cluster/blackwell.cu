@@ -187,9 +187,111 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
   // END SOLUTION step07
 }
 
+// The MMAs of one tile pair: every K slice from the ring into the pair's accumulator, each stage
+// released in both CTAs by a commit once its MMAs complete; then one commit tells both CTAs'
+// epilogues that the accumulator is final. One thread, in the leader CTA only.
+__device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kStages>& read, int64_t k_slices,
+                                         uint32_t tmem_acc) {
+  for (int64_t ks = 0; ks < k_slices; ++ks) {
+    // BEGIN SOLUTION step05: wait on tma2mma[read.stage] with the consumer's parity, read.full_parity(); then tcgen05.fence::after_thread_sync.
+    mbarrier_wait(&smem.tma2mma[read.stage], read.full_parity(), WaitTag{"tma2mma", "mma"});
+    // Orders the MMAs below after the wait.
+    tcgen05_fence_after_thread_sync();
+    // END SOLUTION step05
+
+    // BEGIN SOLUTION step02: enable_input_d is false only for the tile's very first MMA (first K slice, first k16 step); the MMA is the pair's, tcgen05_mma_f16<kCtaGroup> with kIdesc.
+    // tcgen05.mma is issued by one thread and runs asynchronously, in issue order on the same
+    // accumulator: the MMAs of consecutive slices queue up behind each other.
+#pragma unroll
+    for (int k = 0; k < kTileK / kMmaK; ++k) {
+      const uint32_t k_bytes = k * kMmaK * sizeof(__half);  // 32 B per k16 slice
+      const uint64_t a_desc = make_smem_desc_k_sw128(smem_addr(smem.a[read.stage]) + k_bytes);
+      const uint64_t b_desc = make_smem_desc_k_sw128(smem_addr(smem.b[read.stage]) + k_bytes);
+      tcgen05_mma_f16<kCtaGroup>(tmem_acc, a_desc, b_desc, kIdesc, /*enable_input_d=*/ks > 0 || k > 0);
+    }
+    // END SOLUTION step02
+
+    // BEGIN SOLUTION step09: tcgen05.commit multicast to mma2tma[read.stage] of both CTAs (kPairMask): the stage is free in both once these MMAs, which read both CTAs' shared memory, complete.
+    tcgen05_commit_multicast<kCtaGroup>(&smem.mma2tma[read.stage], kPairMask);
+    // END SOLUTION step09
+    read.advance();
+  }
+  // BEGIN SOLUTION step09: one more tcgen05.commit, multicast to mma2ld of both CTAs (kPairMask): it arrives once every MMA of the tile has completed, in both CTAs' TMEM.
+  tcgen05_commit_multicast<kCtaGroup>(&smem.mma2ld, kPairMask);
+  // END SOLUTION step09
+}
+
+// The epilogue of this CTA's tile, at (m0, n0): read the accumulator (TMEM -> registers), release
+// it on the leader's ld2mma, then fp16 -> the staging buffer (SW128 boxes) -> TMA store, unless the
+// tile `writes` nothing (a phantom past M). The epilogue warpgroup; thread t owns row t.
+__device__ __forceinline__ void epilogue_tile(SharedStorage& smem, const CUtensorMap* map_d, int64_t m0, int64_t n0,
+                                              int64_t N, bool writes, uint32_t tmem_acc) {
+  const TraceEpilogue traced_epilogue;
+  const int t = static_cast<int>(threadIdx.x);  // 0 .. 127: the epilogue warps come first
+  const int warp = warp_id();
+  // TMEM -> registers, the whole row: 4 x 32 columns.
+  uint32_t v[kTileN / kLdColumns][kLdColumns];  // columns 32 c .. 32 c + 31 of this thread's row, fp32 bits
+#pragma unroll
+  for (int c = 0; c < kTileN / kLdColumns; ++c) {
+    uint32_t taddr = 0;
+    // BEGIN SOLUTION step01: warp w may read only TMEM lanes 32*(w%4)..+31 (tmem_lane_base); thread t of the warp gets lane base + t, i.e. tile row base + t.
+    taddr = tmem_addr(tmem_acc, tmem_lane_base(warp), c * kLdColumns);
+    // END SOLUTION step01
+    tmem_ld_32x32b_x32(taddr, v[c]);
+  }
+  tmem_wait_ld();  // the loaded registers are valid only after the wait
+#pragma unroll
+  for (int c = 0; c < kTileN / kLdColumns; ++c) tmem_fence_operands(v[c]);  // ... and not read before it
+
+  // BEGIN SOLUTION step09: release the accumulator on the LEADER's ld2mma: tcgen05.fence::before_thread_sync (orders the completed tcgen05.ld before the arrive), then every epilogue thread of both CTAs arrives there (mbarrier_arrive_cluster to rank 0).
+  tcgen05_fence_before_thread_sync();
+  mbarrier_arrive_cluster(&smem.ld2mma, 0);
+  // END SOLUTION step09
+
+  // BEGIN SOLUTION step07: the previous tile's TMA store may still be reading the staging buffer: thread 0 waits for it (wait_group.read 0), then the epilogue warpgroup syncs on its named barrier before anyone writes.
+  if (t == 0) tma_store_wait_group_read<0>();
+  named_barrier_sync(kEpilogueBarrier, kEpilogueThreads);
+  // END SOLUTION step07
+
+  // Registers -> fp16 -> the staging buffer. Each thread writes 16-byte chunks of its own row; the
+  // 8 rows of 8 consecutive lanes land in 8 different chunk positions of the swizzle: no bank
+  // conflicts.
+  const int row = t;
+#pragma unroll
+  for (int c = 0; c < kTileN / kLdColumns; ++c) {
+#pragma unroll
+    for (int j = 0; j < kLdColumns; j += 8) {  // 8 fp16 = one 16-byte chunk
+      const uint32_t* w = &v[c][j];
+      const uint4 packed =
+          make_uint4(pack_half2(w[0], w[1]), pack_half2(w[2], w[3]), pack_half2(w[4], w[5]), pack_half2(w[6], w[7]));
+      const int col = c * kLdColumns + j;
+      char* box = nullptr;  // the 64-column box holding column col
+      uint32_t offset = 0;  // byte offset of (row, col) inside it
+      // BEGIN SOLUTION step04: column col (a multiple of 8) is in box col / 64 of the staging buffer; inside it, it starts 16-byte chunk (col % 64) / 8 of row `row`, at sw128_offset(row, chunk).
+      box = reinterpret_cast<char*>(smem.d[col / kStoreCols]);
+      offset = sw128_offset(row, (col % kStoreCols) / 8);
+      // END SOLUTION step04
+      *reinterpret_cast<uint4*>(box + offset) = packed;
+    }
+  }
+  // TMA reads shared memory through the async proxy; the stores above were generic-proxy stores.
+  // Each writer fences its own stores, then the barrier waits for every writer.
+  fence_proxy_async_shared();
+  named_barrier_sync(kEpilogueBarrier, kEpilogueThreads);
+
+  // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} (skip a box wholly past N, and every box of a tile that writes nothing; TMA clips the rest) and commits the bulk group; the next tile's epilogue waits for it to have read the buffer.
+  if (t == 0) {
+#pragma unroll
+    for (int b = 0; b < kStoreBoxes; ++b)
+      if (writes && n0 + b * kStoreCols < N)
+        tma_store_2d(map_d, smem.d[b], static_cast<int32_t>(n0 + b * kStoreCols), static_cast<int32_t>(m0));
+    tma_store_commit_group();
+  }
+  // END SOLUTION step04
+}
+
 // The MMA issuer: one thread, in the leader CTA only. For each pair of tiles: wait until both CTAs'
-// epilogues have read the accumulators of the previous pair, then every K slice from the ring into
-// the pair's accumulator, then one commit to both CTAs' mma2ld for the epilogues.
+// epilogues have read the accumulators of the previous pair, then the pair's MMAs.
 __device__ __forceinline__ void mma(SharedStorage& smem, const TileScheduler& sched, int64_t k_slices,
                                     uint32_t tmem_acc) {
   PipelineState<kStages> read;  // the stage the MMAs read next, across tiles
@@ -201,32 +303,7 @@ __device__ __forceinline__ void mma(SharedStorage& smem, const TileScheduler& sc
     mbarrier_wait(&smem.ld2mma, static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"});
     tcgen05_fence_after_thread_sync();
     // END SOLUTION step07
-    for (int64_t ks = 0; ks < k_slices; ++ks) {
-      // BEGIN SOLUTION step05: wait on tma2mma[read.stage] with the consumer's parity, read.full_parity(); then tcgen05.fence::after_thread_sync.
-      mbarrier_wait(&smem.tma2mma[read.stage], read.full_parity(), WaitTag{"tma2mma", "mma"});
-      tcgen05_fence_after_thread_sync();  // orders the MMAs below after the wait
-                                          // END SOLUTION step05
-
-      // BEGIN SOLUTION step02: enable_input_d is false only for the tile's very first MMA (first K slice, first k16 step); the MMA is the pair's, tcgen05_mma_f16<kCtaGroup> with kIdesc.
-      // tcgen05.mma is issued by one thread and runs asynchronously, in issue order on the same
-      // accumulator: the MMAs of consecutive slices queue up behind each other.
-#pragma unroll
-      for (int k = 0; k < kTileK / kMmaK; ++k) {
-        const uint32_t k_bytes = k * kMmaK * sizeof(__half);  // 32 B per k16 slice
-        const uint64_t a_desc = make_smem_desc_k_sw128(smem_addr(smem.a[read.stage]) + k_bytes);
-        const uint64_t b_desc = make_smem_desc_k_sw128(smem_addr(smem.b[read.stage]) + k_bytes);
-        tcgen05_mma_f16<kCtaGroup>(tmem_acc, a_desc, b_desc, kIdesc, /*enable_input_d=*/ks > 0 || k > 0);
-      }
-      // END SOLUTION step02
-
-      // BEGIN SOLUTION step09: tcgen05.commit multicast to mma2tma[read.stage] of both CTAs (kPairMask): the stage is free in both once these MMAs, which read both CTAs' shared memory, complete.
-      tcgen05_commit_multicast<kCtaGroup>(&smem.mma2tma[read.stage], kPairMask);
-      // END SOLUTION step09
-      read.advance();
-    }
-    // BEGIN SOLUTION step09: one more tcgen05.commit, multicast to mma2ld of both CTAs (kPairMask): it arrives once every MMA of the tile has completed, in both CTAs' TMEM.
-    tcgen05_commit_multicast<kCtaGroup>(&smem.mma2ld, kPairMask);
-    // END SOLUTION step09
+    mma_tile(smem, read, k_slices, tmem_acc);
   }
   // The drain: wait, as a next tile would, until both CTAs' epilogues have read the last
   // accumulator. The odd CTA's arrives on this barrier are remote; waiting for them here, before the
@@ -234,13 +311,10 @@ __device__ __forceinline__ void mma(SharedStorage& smem, const TileScheduler& sc
   mbarrier_wait(&smem.ld2mma, static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma drain"});
 }
 
-// The epilogue: the epilogue warpgroup of each CTA, 128 threads, thread t owns row t of the CTA's
-// tile. For each tile: wait for the accumulator, read it (TMEM -> registers), release it on the
-// leader's ld2mma, then fp16 -> the staging buffer (SW128 boxes) -> TMA store.
+// The epilogue: the epilogue warpgroup of each CTA. For each tile, in the producer's order: wait for
+// the accumulator, then this CTA's tile's epilogue.
 __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap* map_d, const TileScheduler& sched,
                                          int64_t N, uint32_t tmem_acc) {
-  const int t = static_cast<int>(threadIdx.x);  // 0 .. 127: the epilogue warps come first
-  const int warp = warp_id();
   const uint32_t rank = cluster_ctarank();
   int64_t local = 0;  // this cluster's tile count
   for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance(), ++local) {
@@ -252,82 +326,22 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap*
     n0 = tile.n * kTileN;
     writes = tile.valid;
     // END SOLUTION step09
+    // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
     const TraceTile traced(TraceRole::epilogue, cursor.unit);
-
     // BEGIN SOLUTION step07: wait on mma2ld with parity local & 1; it completes once per tile.
-    // Only the mbarrier tells that the MMAs have completed (a thread barrier would prove only that
+    // Only the mbarrier tells that the MMAs have completed (a CTA barrier would prove only that
     // they were issued).
     mbarrier_wait(&smem.mma2ld, static_cast<uint32_t>(local & 1), WaitTag{"mma2ld", "epilogue"});
     // END SOLUTION step07
-    const TraceEpilogue traced_epilogue;
     tcgen05_fence_after_thread_sync();  // orders the tcgen05.ld below after the wait
     // tcgen05.ld is .sync.aligned: the whole warp must execute it together, and the lanes left the
     // wait's spin loop one by one.
     warp_sync();
-
-    // TMEM -> registers, the whole row: 4 x 32 columns.
-    uint32_t v[kTileN / kLdColumns][kLdColumns];  // columns 32 c .. 32 c + 31 of this thread's row, fp32 bits
-#pragma unroll
-    for (int c = 0; c < kTileN / kLdColumns; ++c) {
-      uint32_t taddr = 0;
-      // BEGIN SOLUTION step01: warp w may read only TMEM lanes 32*(w%4)..+31 (tmem_lane_base); thread t of the warp gets lane base + t, i.e. tile row base + t.
-      taddr = tmem_addr(tmem_acc, tmem_lane_base(warp), c * kLdColumns);
-      // END SOLUTION step01
-      tmem_ld_32x32b_x32(taddr, v[c]);
-    }
-    tmem_wait_ld();  // the loaded registers are valid only after the wait
-#pragma unroll
-    for (int c = 0; c < kTileN / kLdColumns; ++c) tmem_fence_operands(v[c]);  // ... and not read before it
-
-    // BEGIN SOLUTION step09: release the accumulator on the LEADER's ld2mma: tcgen05.fence::before_thread_sync (orders the completed tcgen05.ld before the arrive), then every epilogue thread of both CTAs arrives there (mbarrier_arrive_cluster to rank 0).
-    tcgen05_fence_before_thread_sync();
-    mbarrier_arrive_cluster(&smem.ld2mma, 0);
-    // END SOLUTION step09
-
-    // BEGIN SOLUTION step07: the previous tile's TMA store may still be reading the staging buffer: thread 0 waits for it (wait_group.read 0), then the epilogue warpgroup syncs on its named barrier before anyone writes.
-    if (t == 0) tma_store_wait_group_read<0>();
-    named_barrier_sync(kEpilogueBarrier, kEpilogueThreads);
-    // END SOLUTION step07
-
-    // Registers -> fp16 -> the staging buffer. Each thread writes 16-byte chunks of its own row; the
-    // 8 rows of 8 consecutive lanes land in 8 different chunk positions of the swizzle: no bank
-    // conflicts.
-    const int row = t;
-#pragma unroll
-    for (int c = 0; c < kTileN / kLdColumns; ++c) {
-#pragma unroll
-      for (int j = 0; j < kLdColumns; j += 8) {  // 8 fp16 = one 16-byte chunk
-        const uint32_t* w = &v[c][j];
-        const uint4 packed =
-            make_uint4(pack_half2(w[0], w[1]), pack_half2(w[2], w[3]), pack_half2(w[4], w[5]), pack_half2(w[6], w[7]));
-        const int col = c * kLdColumns + j;
-        char* box = nullptr;  // the 64-column box holding column col
-        uint32_t offset = 0;  // byte offset of (row, col) inside it
-        // BEGIN SOLUTION step04: column col (a multiple of 8) is in box col / 64 of the staging buffer; inside it, it starts 16-byte chunk (col % 64) / 8 of row `row`, at sw128_offset(row, chunk).
-        box = reinterpret_cast<char*>(smem.d[col / kStoreCols]);
-        offset = sw128_offset(row, (col % kStoreCols) / 8);
-        // END SOLUTION step04
-        *reinterpret_cast<uint4*>(box + offset) = packed;
-      }
-    }
-    // TMA reads shared memory through the async proxy; the stores above were generic-proxy stores.
-    // Each writer fences its own stores, then the barrier waits for every writer.
-    fence_proxy_async_shared();
-    named_barrier_sync(kEpilogueBarrier, kEpilogueThreads);
-
-    // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} (skip a box wholly past N, and every box of a tile that writes nothing; TMA clips the rest) and commits the bulk group; the next tile's epilogue waits for it to have read the buffer.
-    if (t == 0) {
-#pragma unroll
-      for (int b = 0; b < kStoreBoxes; ++b)
-        if (writes && n0 + b * kStoreCols < N)
-          tma_store_2d(map_d, smem.d[b], static_cast<int32_t>(n0 + b * kStoreCols), static_cast<int32_t>(m0));
-      tma_store_commit_group();
-    }
-    // END SOLUTION step04
+    epilogue_tile(smem, map_d, m0, n0, N, writes, tmem_acc);
   }
   // The CTA's shared memory is released when it exits: the last store must have read it first.
   // (Its writes to D may still be in flight; the kernel's completion covers them.)
-  if (t == 0) tma_store_wait_group_read<0>();
+  if (threadIdx.x == 0) tma_store_wait_group_read<0>();
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -399,13 +413,9 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// The launcher with its two knobs exposed: `group_m`, the L2 group size, and `clusters`, the grid
-// in clusters (<= 0: every cluster that fits on the GPU at once, the persistent grid). run() uses
-// kGroupM and the persistent grid. Every grid computes a correct D; its float rounding depends on
-// the grid, which sets the turn, and so the K order, of each tile (k_slice_in_turn).
-Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters) {
+Status run(const Problem& p, cudaStream_t stream) {
   if (Status s = check_problem(Contract::general, p); !s.ok()) return s;
-  const TileScheduler sched((p.m + kTileM - 1) / kTileM, (p.n + kTileN - 1) / kTileN, kClusterM, group_m);
+  const TileScheduler sched((p.m + kTileM - 1) / kTileM, (p.n + kTileN - 1) / kTileN, kClusterM, kGroupM);
   // The tensor maps: A (M x K) in boxes of one K slice of a tile, B (N x K) in boxes of one K slice
   // of half a tile (each CTA of the pair loads one half), D (M x N) in boxes of 64 columns of a
   // tile; all in the 128-byte swizzle that the MMA descriptors describe.
@@ -420,16 +430,12 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters
   cfg.stream = stream;
   // The persistent grid: the clusters resident at once (one CTA per SM, both CTAs of a cluster in
   // one GPC), trimmed to whole waves: balanced_grid keeps the fewest clusters that run the work
-  // units in as many waves, never more than units. An explicit `clusters` is taken as it is: with
-  // more clusters than units, some find no work and just exit (both CTAs alike).
-  if (clusters <= 0) {
-    if (Status s = resident_clusters(kernel, kThreads, cfg.smem_bytes, kClusterM, &clusters); !s.ok()) return s;
-    clusters = static_cast<int>(balanced_grid(sched.num_work(), clusters));
-  }
+  // units in as many waves, never more than units.
+  int clusters = 0;
+  if (Status s = resident_clusters(kernel, kThreads, cfg.smem_bytes, kClusterM, &clusters); !s.ok()) return s;
+  clusters = static_cast<int>(balanced_grid(sched.num_work(), clusters));
   cfg.grid = dim3(static_cast<unsigned>(clusters * kClusterM));
-  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, group_m);
+  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, kGroupM);
 }
-
-Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kGroupM, /*clusters=*/0); }
 
 }  // namespace gemm::step09::blackwell

@@ -212,8 +212,8 @@ __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kSta
 
 // The epilogue of one tile: registers -> fp16 -> the staging buffer (SW128 boxes) -> TMA store.
 // The whole consumer warpgroup; `t` is the thread's index in it.
-__device__ __forceinline__ void epilogue(SharedStorage& smem, const float (&acc)[2][kAccRegs], const CUtensorMap* map_d,
-                                         int64_t m0, int64_t n0, int64_t N, int t) {
+__device__ __forceinline__ void epilogue_tile(SharedStorage& smem, const float (&acc)[2][kAccRegs],
+                                              const CUtensorMap* map_d, int64_t m0, int64_t n0, int64_t N, int t) {
   const TraceEpilogue traced_epilogue;
   // BEGIN SOLUTION step07: the previous tile's TMA store may still be reading the staging buffer: thread 0 waits for it (wait_group.read 0), then the consumer warpgroup syncs on its named barrier before anyone writes.
   if (t == 0) tma_store_wait_group_read<0>();
@@ -272,7 +272,7 @@ __device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap*
     // BEGIN SOLUTION step09: this CTA's tile of the unit is sched.tile(cursor.unit, rank); run mma_tile for every tile, and the epilogue only for a valid one.
     const Tile tile = sched.tile(cursor.unit, static_cast<int>(rank));
     mma_tile(smem, read, acc, k_slices);
-    if (tile.valid) epilogue(smem, acc, map_d, tile.m * kTileM, tile.n * kTileN, N, t);
+    if (tile.valid) epilogue_tile(smem, acc, map_d, tile.m * kTileM, tile.n * kTileN, N, t);
     // END SOLUTION step09
   }
   // The CTA's shared memory is released when it exits: the last store must have read it first.
@@ -318,13 +318,9 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   // END SOLUTION step07
 }
 
-// The launcher with its two knobs exposed: `group_m`, the L2 group size, and `clusters`, the grid
-// in clusters (<= 0: every cluster that fits on the GPU at once, the persistent grid). run() uses
-// kGroupM and the persistent grid. Every grid computes a correct D; its float rounding depends on
-// the grid, which sets the turn, and so the K order, of each tile (k_slice_in_turn).
-Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters) {
+Status run(const Problem& p, cudaStream_t stream) {
   if (Status s = check_problem(Contract::general, p); !s.ok()) return s;
-  const TileScheduler sched((p.m + kTileM - 1) / kTileM, (p.n + kTileN - 1) / kTileN, kClusterM, group_m);
+  const TileScheduler sched((p.m + kTileM - 1) / kTileM, (p.n + kTileN - 1) / kTileN, kClusterM, kGroupM);
   // The tensor maps: A (M x K) in boxes of one K slice of a tile, B (N x K) in boxes of one K slice
   // of half a tile (each CTA loads one half), D (M x N) in boxes of 64 columns of a tile; all in the
   // 128-byte swizzle that the wgmma descriptors describe.
@@ -339,16 +335,12 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters
   cfg.stream = stream;
   // The persistent grid: the clusters resident at once (one CTA per SM, both CTAs of a cluster in
   // one GPC), trimmed to whole waves: balanced_grid keeps the fewest clusters that run the work
-  // units in as many waves, never more than units. An explicit `clusters` is taken as it is: with
-  // more clusters than units, some find no work and just exit (both CTAs alike).
-  if (clusters <= 0) {
-    if (Status s = resident_clusters(kernel, kThreads, cfg.smem_bytes, kClusterM, &clusters); !s.ok()) return s;
-    clusters = static_cast<int>(balanced_grid(sched.num_work(), clusters));
-  }
+  // units in as many waves, never more than units.
+  int clusters = 0;
+  if (Status s = resident_clusters(kernel, kThreads, cfg.smem_bytes, kClusterM, &clusters); !s.ok()) return s;
+  clusters = static_cast<int>(balanced_grid(sched.num_work(), clusters));
   cfg.grid = dim3(static_cast<unsigned>(clusters * kClusterM));
-  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, group_m);
+  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, kGroupM);
 }
-
-Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kGroupM, /*clusters=*/0); }
 
 }  // namespace gemm::step09::hopper

@@ -51,25 +51,23 @@ namespace gemm::step10::blackwell {
 using namespace gemm::blackwell;
 
 constexpr int kTileM = 256;     // rows of D per CTA: one 128-row block per consumer
-constexpr int kTileN = 256;     // columns of D per CTA, the pair's MMA N
+constexpr int kTileN = 128;     // columns of D per CTA, the pair's MMA N
 constexpr int kTileK = 64;      // one 128-byte swizzle atom of fp16
 constexpr int kLdColumns = 32;  // columns per tcgen05.ld.32x32b.x32
 // The CTA pair: the two CTAs of a 2x1 cluster, along M. Each holds half of the B tile.
 constexpr int kCtaGroup = 2;
 constexpr int kClusterM = kCtaGroup;
 constexpr int kBRowsPerCta = kTileN / kCtaGroup;
-// Two consumers: MMA warp i, accumulator i and epilogue warpgroup i. The cluster's tile is 512x256,
-// and one cta_group::2 MMA covers at most 256 of its rows (128 of each CTA): consumer i's MMAs
-// cover block i, rows 128 i .. 128 i + 127 of each CTA's tile, against the same B. So the two pair
-// tiles of 256x256 are stacked in M, each with its own 256 TMEM columns: each CTA loads half of the
-// 256-row B tile, and A gains a block. (Side by side in N, a 256x512 cluster tile, would move as
-// many bytes per stage: one A block and two B halves.)
+// Two consumers: MMA warp i, accumulator i and epilogue warpgroup i. One cta_group::2 MMA covers at
+// most 256 rows (128 of each CTA), so the two consumers' pair tiles are stacked in M: consumer i's
+// MMAs cover block i, rows 128 i .. 128 i + 127 of each CTA's tile, against the same B, each into
+// its own 128 TMEM columns. The cluster's tile is 512x128, twice step 9's.
 constexpr int kConsumers = 2;
 constexpr int kBlockM = kTileM / kConsumers;
 constexpr int kMmaM = kCtaGroup * kBlockM;  // the pair's MMA M: 128 rows of each CTA
 // The pair's commits go to both CTAs: ranks 0 and 1, 0b11.
 constexpr uint16_t kPairMask = cta_pair_mask(0);
-// Four K slices of 48 KB per CTA fit beside the two 16 KB staging buffers (the static_assert
+// Four K slices of 40 KB per CTA fit beside the two 32 KB staging buffers (the static_assert
 // below); a fifth would not.
 constexpr int kStages = 4;
 // Eleven warps: the two epilogue warpgroups first (warps 0-7; warp w % 4 reaches TMEM lanes
@@ -81,24 +79,25 @@ constexpr int kFirstMmaWarp = kProducerWarp + 1;  // MMA warp i is warp kFirstMm
 constexpr int kThreads = (kFirstMmaWarp + kConsumers) * kWarpSize;
 constexpr int kEpilogueThreads = kEpilogueWarps * kWarpSize;
 // Named barriers of the epilogue warpgroups: warpgroup i syncs on kEpilogueBarrier + i (id 0 is
-// __syncthreads, which would wait for every warp).
+// __syncthreads, which would wait for every warp; one id for both could complete with threads of
+// both).
 constexpr uint32_t kEpilogueBarrier = 1;
 // The fp32 accumulators take one TMEM column per output column; an allocation is a power of 2
-// of at least 32 columns, and always spans all 128 lanes. Each CTA allocates 2 x 256 columns: its
-// 128 rows of each consumer's pair accumulator, the whole of TMEM.
+// of at least 32 columns, and always spans all 128 lanes. Each CTA allocates 2 x 128 columns: its
+// 128 rows of each consumer's pair accumulator.
 constexpr uint32_t kTmemColumns = kConsumers * kTileN;
 static_assert(tmem_alloc_columns_ok(kTmemColumns), "tcgen05.alloc: a power of 2 in [32, 512] columns");
-// One MMA covers one consumer's pair tile: M256 N256 (K16), fp16 x fp16 -> fp32, A and B K-major.
+// One MMA covers one consumer's pair tile: M256 N128 (K16), fp16 x fp16 -> fp32, A and B K-major.
 // With cta_group::2 the idesc carries the PAIR's M and N. A constant expression, so an illegal
-// shape would not compile. 0x10400010 (step 9's M256 N128 is 0x10200010).
+// shape would not compile. 0x10200010.
 constexpr uint32_t kIdesc = make_idesc_f16(kCtaGroup, kMmaM, kTileN);
 // The output tile is stored as boxes of 64 columns: a SW128 box row is at most 128 bytes.
 constexpr int kStoreCols = 64;
 constexpr int kStoreBoxes = kTileN / kStoreCols;
 // Bytes one K slice brings into ONE CTA's shared memory: A 256x64 (both blocks) and half of B,
-// 128x64. TMA always delivers the whole box, the zeros it fills past the edges included.
+// 64x64. TMA always delivers the whole box, the zeros it fills past the edges included.
 constexpr uint32_t kStageBytes = (kTileM + kBRowsPerCta) * kTileK * sizeof(__half);
-static_assert(kStageBytes == 49152, "A 256x64 + B 128x64 fp16");
+static_assert(kStageBytes == 40960, "A 256x64 + B 64x64 fp16");
 // What the leader's tma2mma expects per phase: the bytes of the pair, both CTAs' loads complete on
 // it. Never the whole cluster's (here the same), and never one CTA's: too many expected bytes never
 // complete the phase, too few complete it before the data has landed.
@@ -108,9 +107,9 @@ constexpr uint32_t kReleaseArrivals = kConsumers;
 // The leader's ld2mma[i]: every thread of epilogue warpgroup i of both CTAs, once it has read its
 // TMEM.
 constexpr uint32_t kLd2mmaArrivals = kCtaGroup * kEpilogueThreads;
-// Tile rows per L2 group of the scheduler: step 9's group of 16 tiles of 128 rows is 8 tiles of
-// 256 rows here, the same rows of A.
-constexpr int kGroupM = 8;
+// Tile rows per L2 group of the scheduler: the hopper track's measured value (step 6), rounded up
+// by the scheduler to a multiple of the cluster.
+constexpr int kGroupM = 16;
 // What one CTA may have on the GPUs of this track (B200, GB200: 227 KB of dynamic shared memory).
 constexpr size_t kSmemLimit = 227 * 1024;
 
@@ -119,9 +118,9 @@ constexpr size_t kSmemLimit = 227 * 1024;
 // is the same in both CTAs: the leader's descriptors address its own stage and the tensor core
 // reads the peer's operands at the same offsets.
 struct alignas(1024) SharedStorage {
-  __half a[kStages][kTileM * kTileK];          // kStages x 32 KB: blocks 0 and 1 of A, written by TMA
-  __half b[kStages][kBRowsPerCta * kTileK];    // kStages x 16 KB: this CTA's half of B, written by TMA
-  __half d[kConsumers][kBlockM * kStoreCols];  // 2 x 16 KB: one 64-column box per epilogue warpgroup
+  __half a[kStages][kTileM * kTileK];                       // kStages x 32 KB: blocks 0 and 1 of A, written by TMA
+  __half b[kStages][kBRowsPerCta * kTileK];                 // kStages x 8 KB: this CTA's half of B, written by TMA
+  __half d[kConsumers][kStoreBoxes][kBlockM * kStoreCols];  // 2 x 32 KB: each warpgroup's output block, read by TMA
   uint64_t tma2mma[kStages];    // mbarrier (leader's): the pair's K slice has landed; unused in the odd CTA
   uint64_t mma2tma[kStages];    // mbarrier (each CTA's): both MMA warps' MMAs reading the stage completed
   uint64_t mma2ld[kConsumers];  // mbarrier (each CTA's): every MMA of consumer i's tile completed
@@ -129,7 +128,7 @@ struct alignas(1024) SharedStorage {
   uint32_t tmem_base;           // tcgen05.alloc writes the accumulators' address here
 };
 static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b[0]) % 1024 == 0 &&
-                  sizeof(SharedStorage::d[0]) % 1024 == 0 && kBlockM * kTileK * sizeof(__half) % 1024 == 0,
+                  sizeof(SharedStorage::d[0][0]) % 1024 == 0 && kBlockM * kTileK * sizeof(__half) % 1024 == 0,
               "every tile, and block 1 of A, must start on a 1024-byte boundary");
 static_assert(sizeof(SharedStorage) <= kSmemLimit, "the ring and the staging buffers must fit in shared memory");
 // Shared memory alone keeps the CTAs on an SM within the accumulators TMEM holds, so no
@@ -148,15 +147,15 @@ __device__ uint32_t pack_half2(uint32_t lo, uint32_t hi) {
 }
 
 // Loads K slice `k_slice` of this CTA's tile at (m0, n0) into the producer's next stage, once that
-// stage is free, and moves the producer on: the A box of both blocks (256 rows) and this CTA's half
-// of the B tile, rows n0 + 128 rank .. +127. One thread.
+// stage is free, and moves the producer on: the A box of both blocks and this CTA's half of the B
+// tile, rows n0 + 64 rank .. +63. One thread.
 __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kStages>& write, const CUtensorMap* map_a,
                                            const CUtensorMap* map_b, int64_t m0, int64_t n0, int64_t k_slice,
                                            uint32_t rank) {
   // BEGIN SOLUTION step05: wait on mma2tma[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
   mbarrier_wait(&smem.mma2tma[write.stage], write.empty_parity(), WaitTag{"mma2tma", "producer"});
   // END SOLUTION step05
-  // BEGIN SOLUTION step09: the leader (rank 0) announces the pair's bytes, kPairStageBytes, on its tma2mma[s] (arrive.expect_tx); then each CTA loads its A box at {k0, m0} and its half of B at {k0, n0 + 128 rank} into stage s = write.stage with tma_load_2d_cta_pair, whose bytes complete on the leader's barrier.
+  // BEGIN SOLUTION step09: the leader (rank 0) announces the pair's bytes, kPairStageBytes, on its tma2mma[s] (arrive.expect_tx); then each CTA loads its A box at {k0, m0} and its half of B at {k0, n0 + 64 rank} into stage s = write.stage with tma_load_2d_cta_pair, whose bytes complete on the leader's barrier.
   const int s = write.stage;
   const int32_t k0 = static_cast<int32_t>(k_slice * kTileK);
   if (rank == 0) mbarrier_arrive_expect_tx(&smem.tma2mma[s], kPairStageBytes);
@@ -173,7 +172,7 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
                                          const TileScheduler& sched, int64_t k_slices) {
   PipelineState<kStages> write;  // the stage the producer fills next, across tiles
   const uint32_t rank = cluster_ctarank();
-  // BEGIN SOLUTION step09: for each of this cluster's work units (sched.begin(cluster_id_x(), cluster_count_x())), load this CTA's tile, sched.tile(unit, rank) (origin tile.m * 256, tile.n * 256), with load_slice, the i-th K slice being k_slice_in_turn(turn, i, 0, k_slices) with turn = cursor.turn(), worked out once per tile; a phantom tile past M is loaded too (the pair's MMA reads it, zeros, and the leader expects its bytes).
+  // BEGIN SOLUTION step09: for each of this cluster's work units (sched.begin(cluster_id_x(), cluster_count_x())), load this CTA's tile, sched.tile(unit, rank) (origin tile.m * 256, tile.n * 128), with load_slice, the i-th K slice being k_slice_in_turn(turn, i, 0, k_slices) with turn = cursor.turn(), worked out once per tile; a phantom tile past M is loaded too (the pair's MMA reads it, zeros, and the leader expects its bytes).
   for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
     const Tile tile = sched.tile(cursor.unit, static_cast<int>(rank));
     const int64_t turn = cursor.turn();  // once per tile: a 64-bit division
@@ -195,20 +194,126 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
   // END SOLUTION step07
 }
 
+// The MMAs of consumer `consumer` for one tile pair: every K slice of its block of A from the ring
+// into its accumulator `acc`, each stage released in both CTAs by a commit once its MMAs complete
+// (both MMA warps commit every slice); then one commit tells both CTAs' epilogue warpgroups
+// `consumer` that the accumulator is final. One thread, in the leader CTA only.
+__device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kStages>& read, int64_t k_slices,
+                                         uint32_t acc, int consumer) {
+  uint32_t a_block = 0;  // the byte offset of this consumer's block of A in a stage
+  // BEGIN SOLUTION step10: consumer `consumer` reads block `consumer` of A, kBlockM rows, consumer * kBlockM * kTileK * 2 bytes into each stage.
+  a_block = static_cast<uint32_t>(consumer) * kBlockM * kTileK * sizeof(__half);
+  // END SOLUTION step10
+  for (int64_t ks = 0; ks < k_slices; ++ks) {
+    // BEGIN SOLUTION step05: wait on tma2mma[read.stage] with the consumer's parity, read.full_parity(); then tcgen05.fence::after_thread_sync.
+    mbarrier_wait(&smem.tma2mma[read.stage], read.full_parity(), WaitTag{"tma2mma", "mma"});
+    // Orders the MMAs below after the wait.
+    tcgen05_fence_after_thread_sync();
+    // END SOLUTION step05
+
+    // BEGIN SOLUTION step02: enable_input_d is false only for the tile's very first MMA (first K slice, first k16 step); the MMA is the pair's, tcgen05_mma_f16<kCtaGroup> with kIdesc, on this consumer's block of A (a_block bytes into the stage) into its accumulator acc.
+    // tcgen05.mma is issued by one thread and runs asynchronously, in issue order on the same
+    // accumulator: the MMAs of consecutive slices queue up behind each other.
+#pragma unroll
+    for (int k = 0; k < kTileK / kMmaK; ++k) {
+      const uint32_t k_bytes = k * kMmaK * sizeof(__half);  // 32 B per k16 slice
+      const uint64_t a_desc = make_smem_desc_k_sw128(smem_addr(smem.a[read.stage]) + a_block + k_bytes);
+      const uint64_t b_desc = make_smem_desc_k_sw128(smem_addr(smem.b[read.stage]) + k_bytes);
+      tcgen05_mma_f16<kCtaGroup>(acc, a_desc, b_desc, kIdesc, /*enable_input_d=*/ks > 0 || k > 0);
+    }
+    // END SOLUTION step02
+
+    // BEGIN SOLUTION step09: tcgen05.commit multicast to mma2tma[read.stage] of both CTAs (kPairMask): the stage is free in both once these MMAs, which read both CTAs' shared memory, complete.
+    tcgen05_commit_multicast<kCtaGroup>(&smem.mma2tma[read.stage], kPairMask);
+    // END SOLUTION step09
+    read.advance();
+  }
+  // BEGIN SOLUTION step10: one more tcgen05.commit, multicast to mma2ld[consumer] of both CTAs (kPairMask): it arrives once every MMA of this consumer's tile has completed, in both CTAs' TMEM.
+  tcgen05_commit_multicast<kCtaGroup>(&smem.mma2ld[consumer], kPairMask);
+  // END SOLUTION step10
+}
+
+// The epilogue of consumer `consumer`'s block of this CTA's tile, at (m0, n0): read accumulator
+// `acc` (TMEM -> registers), release it on the leader's ld2mma[consumer], then fp16 -> this
+// warpgroup's staging buffer (SW128 boxes) -> TMA store, unless the block `writes` nothing (it
+// starts past M). Epilogue warpgroup `consumer`; thread t owns row t of the block.
+__device__ __forceinline__ void epilogue_tile(SharedStorage& smem, const CUtensorMap* map_d, int64_t m0, int64_t n0,
+                                              int64_t N, bool writes, uint32_t acc, int consumer) {
+  const TraceEpilogue traced_epilogue;
+  const int t = static_cast<int>(threadIdx.x) % kEpilogueThreads;               // 0 .. 127: the row in the block
+  const uint32_t barrier = kEpilogueBarrier + static_cast<uint32_t>(consumer);  // this warpgroup's only
+  const int warp = warp_id();
+  // TMEM -> registers, the whole row: 4 x 32 columns.
+  uint32_t v[kTileN / kLdColumns][kLdColumns];  // columns 32 c .. 32 c + 31 of this thread's row, fp32 bits
+#pragma unroll
+  for (int c = 0; c < kTileN / kLdColumns; ++c) {
+    uint32_t taddr = 0;
+    // BEGIN SOLUTION step01: warp w may read only TMEM lanes 32*(w%4)..+31 (tmem_lane_base); thread t of the warp gets lane base + t, i.e. tile row base + t.
+    taddr = tmem_addr(acc, tmem_lane_base(warp), c * kLdColumns);
+    // END SOLUTION step01
+    tmem_ld_32x32b_x32(taddr, v[c]);
+  }
+  tmem_wait_ld();  // the loaded registers are valid only after the wait
+#pragma unroll
+  for (int c = 0; c < kTileN / kLdColumns; ++c) tmem_fence_operands(v[c]);  // ... and not read before it
+
+  // BEGIN SOLUTION step10: release accumulator `consumer` on the LEADER's ld2mma[consumer]: tcgen05.fence::before_thread_sync (orders the completed tcgen05.ld before the arrive), then every thread of this warpgroup, in both CTAs, arrives there (mbarrier_arrive_cluster to rank 0).
+  tcgen05_fence_before_thread_sync();
+  mbarrier_arrive_cluster(&smem.ld2mma[consumer], 0);
+  // END SOLUTION step10
+
+  // BEGIN SOLUTION step07: the previous tile's TMA store may still be reading the staging buffer: thread 0 waits for it (wait_group.read 0), then the epilogue warpgroup syncs on its named barrier before anyone writes.
+  if (t == 0) tma_store_wait_group_read<0>();
+  named_barrier_sync(barrier, kEpilogueThreads);
+  // END SOLUTION step07
+
+  // Registers -> fp16 -> the staging buffer. Each thread writes 16-byte chunks of its own row; the
+  // 8 rows of 8 consecutive lanes land in 8 different chunk positions of the swizzle: no bank
+  // conflicts.
+  const int row = t;
+#pragma unroll
+  for (int c = 0; c < kTileN / kLdColumns; ++c) {
+#pragma unroll
+    for (int j = 0; j < kLdColumns; j += 8) {  // 8 fp16 = one 16-byte chunk
+      const uint32_t* w = &v[c][j];
+      const uint4 packed =
+          make_uint4(pack_half2(w[0], w[1]), pack_half2(w[2], w[3]), pack_half2(w[4], w[5]), pack_half2(w[6], w[7]));
+      const int col = c * kLdColumns + j;
+      char* box = nullptr;  // the 64-column box holding column col
+      uint32_t offset = 0;  // byte offset of (row, col) inside it
+      // BEGIN SOLUTION step04: column col (a multiple of 8) is in box col / 64 of the staging buffer; inside it, it starts 16-byte chunk (col % 64) / 8 of row `row`, at sw128_offset(row, chunk).
+      box = reinterpret_cast<char*>(smem.d[consumer][col / kStoreCols]);
+      offset = sw128_offset(row, (col % kStoreCols) / 8);
+      // END SOLUTION step04
+      *reinterpret_cast<uint4*>(box + offset) = packed;
+    }
+  }
+  // TMA reads shared memory through the async proxy; the stores above were generic-proxy stores.
+  // Each writer fences its own stores, then the barrier waits for every writer.
+  fence_proxy_async_shared();
+  named_barrier_sync(barrier, kEpilogueThreads);
+
+  // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} (skip a box wholly past N, and every box of a tile that writes nothing; TMA clips the rest) and commits the bulk group; the next tile's epilogue waits for it to have read the buffer.
+  if (t == 0) {
+#pragma unroll
+    for (int b = 0; b < kStoreBoxes; ++b)
+      if (writes && n0 + b * kStoreCols < N)
+        tma_store_2d(map_d, smem.d[consumer][b], static_cast<int32_t>(n0 + b * kStoreCols), static_cast<int32_t>(m0));
+    tma_store_commit_group();
+  }
+  // END SOLUTION step04
+}
+
 // The MMA issuer of consumer `consumer`: one thread of MMA warp `consumer`, in the leader CTA only.
-// For each tile: wait until both CTAs' epilogue warpgroups `consumer` have read accumulator
-// `consumer` of the previous one, then every K slice of block `consumer` from the ring into it,
-// then one commit to both CTAs' mma2ld[consumer] for those warpgroups. Both MMA warps walk the same
-// stages: each waits for every slice to land and commits every slice's release.
+// For each pair of tiles: wait until both CTAs' epilogue warpgroups `consumer` have read its
+// accumulator of the previous pair, then its MMAs. Both MMA warps walk the same stages.
 __device__ __forceinline__ void mma(SharedStorage& smem, const TileScheduler& sched, int64_t k_slices,
                                     uint32_t tmem_acc, int consumer) {
   PipelineState<kStages> read;  // the stage the MMAs read next, across tiles
   int64_t local = 0;            // this cluster's tile count
   uint32_t acc = 0;             // this consumer's accumulator (a TMEM address)
-  uint32_t a_block = 0;         // the byte offset of its block of A in a stage
-  // BEGIN SOLUTION step10: consumer `consumer` accumulates at TMEM column 256 consumer (tmem_acc + consumer * kTileN) and reads block `consumer` of A, kBlockM rows (consumer * kBlockM * kTileK * 2 bytes) into each stage.
+  // BEGIN SOLUTION step10: consumer `consumer` accumulates at TMEM column 128 consumer (tmem_acc + consumer * kTileN).
   acc = tmem_acc + static_cast<uint32_t>(consumer) * kTileN;
-  a_block = static_cast<uint32_t>(consumer) * kBlockM * kTileK * sizeof(__half);
   // END SOLUTION step10
   for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance(), ++local) {
     // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
@@ -217,32 +322,7 @@ __device__ __forceinline__ void mma(SharedStorage& smem, const TileScheduler& sc
     mbarrier_wait(&smem.ld2mma[consumer], static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"});
     tcgen05_fence_after_thread_sync();
     // END SOLUTION step10
-    for (int64_t ks = 0; ks < k_slices; ++ks) {
-      // BEGIN SOLUTION step05: wait on tma2mma[read.stage] with the consumer's parity, read.full_parity(); then tcgen05.fence::after_thread_sync.
-      mbarrier_wait(&smem.tma2mma[read.stage], read.full_parity(), WaitTag{"tma2mma", "mma"});
-      tcgen05_fence_after_thread_sync();  // orders the MMAs below after the wait
-                                          // END SOLUTION step05
-
-      // BEGIN SOLUTION step02: enable_input_d is false only for the tile's very first MMA (first K slice, first k16 step); the MMA is the pair's, tcgen05_mma_f16<kCtaGroup> with kIdesc, on this consumer's block of A (a_block bytes into the stage) into its accumulator acc.
-      // tcgen05.mma is issued by one thread and runs asynchronously, in issue order on the same
-      // accumulator: the MMAs of consecutive slices queue up behind each other.
-#pragma unroll
-      for (int k = 0; k < kTileK / kMmaK; ++k) {
-        const uint32_t k_bytes = k * kMmaK * sizeof(__half);  // 32 B per k16 slice
-        const uint64_t a_desc = make_smem_desc_k_sw128(smem_addr(smem.a[read.stage]) + a_block + k_bytes);
-        const uint64_t b_desc = make_smem_desc_k_sw128(smem_addr(smem.b[read.stage]) + k_bytes);
-        tcgen05_mma_f16<kCtaGroup>(acc, a_desc, b_desc, kIdesc, /*enable_input_d=*/ks > 0 || k > 0);
-      }
-      // END SOLUTION step02
-
-      // BEGIN SOLUTION step09: tcgen05.commit multicast to mma2tma[read.stage] of both CTAs (kPairMask): the stage is free in both once these MMAs, which read both CTAs' shared memory, complete.
-      tcgen05_commit_multicast<kCtaGroup>(&smem.mma2tma[read.stage], kPairMask);
-      // END SOLUTION step09
-      read.advance();
-    }
-    // BEGIN SOLUTION step10: one more tcgen05.commit, multicast to mma2ld[consumer] of both CTAs (kPairMask): it arrives once every MMA of this consumer's tile has completed, in both CTAs' TMEM.
-    tcgen05_commit_multicast<kCtaGroup>(&smem.mma2ld[consumer], kPairMask);
-    // END SOLUTION step10
+    mma_tile(smem, read, k_slices, acc, consumer);
   }
   // The drain: wait, as a next tile would, until warpgroup `consumer` of both CTAs have read the last
   // accumulator. The odd CTA's arrives on this barrier are remote; waiting for them here, before the
@@ -250,128 +330,41 @@ __device__ __forceinline__ void mma(SharedStorage& smem, const TileScheduler& sc
   mbarrier_wait(&smem.ld2mma[consumer], static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma drain"});
 }
 
-// One 64-column box of an epilogue warpgroup's block, b = 0 .. kStoreBoxes - 1: this thread's
-// columns 64 b .. 64 b + 63 of row t as fp32 bits (v[c][j] = column 64 b + 32 c + j, as tcgen05.ld
-// returns them), converted to fp16, staged in the warpgroup's buffer d[consumer] and stored to D
-// at (m0, n0 + 64 b) by TMA, unless the block writes nothing. Every thread of the warpgroup calls it.
-__device__ __forceinline__ void store_box(SharedStorage& smem, const CUtensorMap* map_d,
-                                          const uint32_t (&v)[kStoreCols / kLdColumns][kLdColumns], int64_t m0,
-                                          int64_t n0, int64_t N, bool writes, int b, int consumer, int t,
-                                          uint32_t barrier) {
-  // BEGIN SOLUTION step10: the previous box's TMA store may still be reading this warpgroup's buffer d[consumer]: thread 0 waits for it (wait_group.read 0), then the warpgroup syncs on its own named barrier before anyone writes.
-  if (t == 0) tma_store_wait_group_read<0>();
-  named_barrier_sync(barrier, kEpilogueThreads);
-  // END SOLUTION step10
-
-  // Registers -> fp16 -> the staging buffer. Each thread writes 16-byte chunks of its own row;
-  // the 8 rows of 8 consecutive lanes land in 8 different chunk positions of the swizzle: no
-  // bank conflicts.
-  const int row = t;
-#pragma unroll
-  for (int c = 0; c < kStoreCols / kLdColumns; ++c) {
-#pragma unroll
-    for (int j = 0; j < kLdColumns; j += 8) {  // 8 fp16 = one 16-byte chunk
-      const uint32_t* w = &v[c][j];
-      const uint4 packed =
-          make_uint4(pack_half2(w[0], w[1]), pack_half2(w[2], w[3]), pack_half2(w[4], w[5]), pack_half2(w[6], w[7]));
-      const int col = c * kLdColumns + j;  // in the box, a multiple of 8
-      uint32_t offset = 0;                 // byte offset of (row, col) inside the box
-      // BEGIN SOLUTION step04: column col of the box (a multiple of 8) starts 16-byte chunk col / 8 of row `row`, at sw128_offset(row, chunk).
-      offset = sw128_offset(row, col / 8);
-      // END SOLUTION step04
-      *reinterpret_cast<uint4*>(reinterpret_cast<char*>(smem.d[consumer]) + offset) = packed;
-    }
-  }
-  // TMA reads shared memory through the async proxy; the stores above were generic-proxy
-  // stores. Each writer fences its own stores, then the barrier waits for every writer.
-  fence_proxy_async_shared();
-  named_barrier_sync(barrier, kEpilogueThreads);
-
-  // BEGIN SOLUTION step04: thread 0 stores the box at {n0 + 64 b, m0} (skip it when the block writes nothing or the box is wholly past N; TMA clips the rest) and commits the bulk group; the next box waits for it to have read the buffer.
-  if (t == 0) {
-    if (writes && n0 + b * kStoreCols < N)
-      tma_store_2d(map_d, smem.d[consumer], static_cast<int32_t>(n0 + b * kStoreCols), static_cast<int32_t>(m0));
-    tma_store_commit_group();
-  }
-  // END SOLUTION step04
-}
-
-// The epilogue of consumer `consumer`: epilogue warpgroup `consumer` of each CTA, 128 threads,
-// thread t owns row t of the CTA's block `consumer`. For each tile: wait for accumulator
-// `consumer`, then one 64-column box at a time: read it (TMEM -> registers), then stage it as fp16
-// in this warpgroup's buffer and store it (TMA, store_box); after the last box's read, release the
-// accumulator on the leader's ld2mma[consumer].
+// The epilogue of consumer `consumer`: epilogue warpgroup `consumer` of each CTA. For each tile, in
+// the producer's order: wait for accumulator `consumer`, then the epilogue of block `consumer` of
+// this CTA's tile.
 __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap* map_d, const TileScheduler& sched,
                                          int64_t M, int64_t N, uint32_t tmem_acc, int consumer) {
-  const int t = static_cast<int>(threadIdx.x) % kEpilogueThreads;  // 0 .. 127: the row in the block
-  const int warp = warp_id();
   const uint32_t rank = cluster_ctarank();
-  uint32_t acc = 0;      // this consumer's accumulator (a TMEM address)
-  uint32_t barrier = 0;  // this warpgroup's named barrier
-  // BEGIN SOLUTION step10: warpgroup `consumer` reads the accumulator at TMEM column 256 consumer (tmem_acc + consumer * kTileN) and syncs on a named barrier of its own, kEpilogueBarrier + consumer.
-  acc = tmem_acc + static_cast<uint32_t>(consumer) * kTileN;
-  barrier = kEpilogueBarrier + static_cast<uint32_t>(consumer);
-  // END SOLUTION step10
-  int64_t local = 0;  // this cluster's tile count
+  const uint32_t acc = tmem_acc + static_cast<uint32_t>(consumer) * kTileN;  // this consumer's accumulator
+  int64_t local = 0;                                                         // this cluster's tile count
   for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance(), ++local) {
     int64_t m0 = 0, n0 = 0;  // the block's first row and column
     // False for a block that starts past M (a phantom tile's, or block 1 of a tile that ends in
-    // block 0): it computes, but writes nothing. It runs the epilogue like any other block (its
-    // warpgroup still releases the accumulator after reading it) and only skips the TMA stores.
+    // block 0): computed, and its accumulator read and released, but never stored.
     bool writes = false;
-    // BEGIN SOLUTION step10: this CTA's tile is sched.tile(cursor.unit, rank), its origin (tile.m * 256, tile.n * 256); this warpgroup's block starts kBlockM * consumer rows further (64-bit); it writes D only if the block starts before M.
+    // BEGIN SOLUTION step10: this CTA's tile is sched.tile(cursor.unit, rank), its origin (tile.m * 256, tile.n * 128); this warpgroup's block starts kBlockM * consumer rows further (64-bit); it writes D only if the block starts before M.
     const Tile tile = sched.tile(cursor.unit, static_cast<int>(rank));
     m0 = tile.m * kTileM + consumer * kBlockM;
     n0 = tile.n * kTileN;
     writes = m0 < M;
     // END SOLUTION step10
+    // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
     const TraceTile traced(TraceRole::epilogue, cursor.unit);
-
     // BEGIN SOLUTION step07: wait on mma2ld[consumer] with parity local & 1; it completes once per tile.
-    // Only the mbarrier tells that the MMAs have completed (a thread barrier would prove only that
+    // Only the mbarrier tells that the MMAs have completed (a CTA barrier would prove only that
     // they were issued).
     mbarrier_wait(&smem.mma2ld[consumer], static_cast<uint32_t>(local & 1), WaitTag{"mma2ld", "epilogue"});
     // END SOLUTION step07
-    const TraceEpilogue traced_epilogue;
     tcgen05_fence_after_thread_sync();  // orders the tcgen05.ld below after the wait
     // tcgen05.ld is .sync.aligned: the whole warp must execute it together, and the lanes left the
     // wait's spin loop one by one.
     warp_sync();
-
-    // TMEM -> registers -> fp16 -> this warpgroup's staging buffer -> D, one 64-column box at a time.
-    // Step 9 read the whole row (256 columns, 128 registers as fp16) before releasing the
-    // accumulator; with eleven warps a thread has too few registers for that (it spills), so each box
-    // is read just before it is staged, and the accumulator is released after the last box's loads.
-#pragma unroll
-    for (int b = 0; b < kStoreBoxes; ++b) {
-      uint32_t v[kStoreCols / kLdColumns][kLdColumns];  // columns 64 b + 32 c .. +31 of this thread's row, fp32 bits
-#pragma unroll
-      for (int c = 0; c < kStoreCols / kLdColumns; ++c) {
-        uint32_t taddr = 0;
-        // BEGIN SOLUTION step01: warp w may read only TMEM lanes 32*(w%4)..+31 (tmem_lane_base); thread t of the warp gets lane base + t, i.e. tile row base + t.
-        taddr = tmem_addr(acc, tmem_lane_base(warp), b * kStoreCols + c * kLdColumns);
-        // END SOLUTION step01
-        tmem_ld_32x32b_x32(taddr, v[c]);
-      }
-      tmem_wait_ld();  // the loaded registers are valid only after the wait
-#pragma unroll
-      for (int c = 0; c < kStoreCols / kLdColumns; ++c) tmem_fence_operands(v[c]);  // ... and not read before it
-      // Every box's completed tcgen05.ld are ordered before the thread synchronisations that follow
-      // (the PTX pattern for tcgen05 work on either side of one): the named barriers of store_box
-      // (when the box is stored now) hand them on to the warpgroup's next tcgen05.ld, the arrive
-      // after the last box to the MMA warp.
-      tcgen05_fence_before_thread_sync();
-      if (b == kStoreBoxes - 1) {
-        // BEGIN SOLUTION step10: after the row's last tcgen05.ld (completed, and fenced just above), release accumulator `consumer` on the LEADER's ld2mma[consumer]: every thread of this warpgroup, in both CTAs, arrives there (mbarrier_arrive_cluster to rank 0).
-        mbarrier_arrive_cluster(&smem.ld2mma[consumer], 0);
-        // END SOLUTION step10
-      }
-      store_box(smem, map_d, v, m0, n0, N, writes, b, consumer, t, barrier);
-    }
+    epilogue_tile(smem, map_d, m0, n0, N, writes, acc, consumer);
   }
   // The CTA's shared memory is released when it exits: the last store must have read it first.
   // (Its writes to D may still be in flight; the kernel's completion covers them.)
-  if (t == 0) tma_store_wait_group_read<0>();
+  if (threadIdx.x % kEpilogueThreads == 0) tma_store_wait_group_read<0>();
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -381,11 +374,18 @@ __global__ void __launch_bounds__(kThreads)
   const int warp = warp_id();
   const uint32_t rank = cluster_ctarank();
 
-  // Setup, once per CTA. Both CTAs initialise the same barriers (the layout is the same in both),
-  // each CTA uses the ones its role needs.
+  // Setup, once per CTA. TMEM is allocated by one whole warp (tcgen05.alloc is .sync.aligned) and
+  // freed by the same warp at the end; TMEM is not zeroed, each tile's first MMA overwrites it.
+  // BEGIN SOLUTION step09: a cluster barrier first (every thread of both CTAs: the peer is running); then warp 0 allocates the pair's TMEM, tcgen05.alloc.cta_group::2 (kTmemColumns), and relinquishes the permit (cta_group::2), in both CTAs.
+  cluster_sync();  // the pair's allocation is made by both CTAs, once both run
+  if (warp == 0) {
+    tmem_alloc<kCtaGroup, kTmemColumns>(&smem.tmem_base);
+    tmem_relinquish_alloc_permit<kCtaGroup>();  // no more allocations here: a waiting CTA may allocate
+  }
+  // END SOLUTION step09
   if (threadIdx.x == 0) {
     // The maps live in kernel-parameter memory; fetching them into the TMA unit's descriptor
-    // cache now hides that latency behind the barriers below.
+    // cache now hides that latency behind the barrier below.
     tma_prefetch_descriptor(&map_a);
     tma_prefetch_descriptor(&map_b);
     tma_prefetch_descriptor(&map_d);
@@ -401,19 +401,11 @@ __global__ void __launch_bounds__(kThreads)
     }
     fence_mbarrier_init();  // the inits are visible to the async proxy (TMA, commit) and to the peer CTA
   }
-  // BEGIN SOLUTION step09: a cluster barrier (every thread of both CTAs): the peer is running and its barriers are initialised; then warp 0 allocates the pair's TMEM, tcgen05.alloc.cta_group::2 (kTmemColumns), and relinquishes the permit (cta_group::2), in both CTAs.
-  // The peer's TMA, commits and remote arrives may reach this CTA's barriers as soon as it passes
-  // this barrier, and the pair's allocation is made by both CTAs once both run.
-  cluster_sync();
-  if (warp == 0) {
-    tmem_alloc<kCtaGroup, kTmemColumns>(&smem.tmem_base);
-    tmem_relinquish_alloc_permit<kCtaGroup>();  // no more allocations here: a waiting CTA may allocate
-  }
-  // END SOLUTION step09
-  // The cluster barrier publishes the TMEM address (an ordinary shared-memory write by
-  // tcgen05.alloc) and orders both CTAs' allocations before the leader's first MMA, which writes
-  // both CTAs' TMEM. The tcgen05 fences around it order warp 0's alloc before every thread's later
-  // tcgen05 operations (the MMAs, the loads).
+  // The cluster barrier publishes the mbarrier inits, to the peer too (its TMA, commits and remote
+  // arrives reach this CTA's barriers once it passes), and the TMEM address (an ordinary
+  // shared-memory write by tcgen05.alloc). The tcgen05 fences around it order warp 0's alloc before
+  // every thread's later tcgen05 operations (the MMAs, the loads), the leader's MMAs into both CTAs'
+  // TMEM among them.
   tcgen05_fence_before_thread_sync();
   cluster_sync();
   tcgen05_fence_after_thread_sync();
@@ -432,10 +424,9 @@ __global__ void __launch_bounds__(kThreads)
   }
   // END SOLUTION step10
 
-  // Teardown. By now every MMA has completed (each CTA's epilogues waited for the last mma2ld),
-  // every tcgen05.ld has completed (wait::ld) and every commit has arrived in this CTA (the
-  // producer's tail). The fences order those tcgen05 operations, in every role, before warp 0's
-  // dealloc.
+  // Teardown. By now every MMA has completed (the epilogues waited for the last mma2ld), every
+  // tcgen05.ld has completed (wait::ld) and every commit has arrived (the producer's tail). The
+  // fences order those tcgen05 operations, in every role, before warp 0's dealloc.
   // BEGIN SOLUTION step09: reconverge each warp (the producer and the MMA issuers ran on one thread), then a cluster barrier between the fences: no CTA frees the pair's TMEM while the other may still use it, and none exits while its peer may still arrive on its barriers (the odd CTA's last ld2mma arrives).
   warp_sync();
   tcgen05_fence_before_thread_sync();
@@ -448,16 +439,12 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// The launcher with its two knobs exposed: `group_m`, the L2 group size, and `clusters`, the grid
-// in clusters (<= 0: every cluster that fits on the GPU at once, the persistent grid). run() uses
-// kGroupM and the persistent grid. Every grid computes a correct D; its float rounding depends on
-// the grid, which sets the turn, and so the K order, of each tile (k_slice_in_turn).
-Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters) {
+Status run(const Problem& p, cudaStream_t stream) {
   if (Status s = check_problem(Contract::general, p); !s.ok()) return s;
-  const TileScheduler sched((p.m + kTileM - 1) / kTileM, (p.n + kTileN - 1) / kTileN, kClusterM, group_m);
-  // The tensor maps: A (M x K) in boxes of one K slice of a tile (both blocks, 256 rows), B (N x K)
-  // in boxes of one K slice of half a tile (each CTA of the pair loads one half), D (M x N) in boxes
-  // of 64 columns of a block; all in the 128-byte swizzle that the MMA descriptors describe.
+  const TileScheduler sched((p.m + kTileM - 1) / kTileM, (p.n + kTileN - 1) / kTileN, kClusterM, kGroupM);
+  // The tensor maps: A (M x K) in boxes of one K slice of a tile (both blocks), B (N x K) in boxes
+  // of one K slice of half a tile (each CTA of the pair loads one half), D (M x N) in boxes of 64
+  // columns of a block; all in the 128-byte swizzle that the MMA descriptors describe.
   CUtensorMap map_a, map_b, map_d;
   if (Status s = make_tensor_map_2d(&map_a, p.a, p.m, p.k, kTileM, kTileK, Swizzle::b128); !s.ok()) return s;
   if (Status s = make_tensor_map_2d(&map_b, p.b, p.n, p.k, kBRowsPerCta, kTileK, Swizzle::b128); !s.ok()) return s;
@@ -469,16 +456,12 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters
   cfg.stream = stream;
   // The persistent grid: the clusters resident at once (one CTA per SM, both CTAs of a cluster in
   // one GPC), trimmed to whole waves: balanced_grid keeps the fewest clusters that run the work
-  // units in as many waves, never more than units. An explicit `clusters` is taken as it is: with
-  // more clusters than units, some find no work and just exit (both CTAs alike).
-  if (clusters <= 0) {
-    if (Status s = resident_clusters(kernel, kThreads, cfg.smem_bytes, kClusterM, &clusters); !s.ok()) return s;
-    clusters = static_cast<int>(balanced_grid(sched.num_work(), clusters));
-  }
+  // units in as many waves, never more than units.
+  int clusters = 0;
+  if (Status s = resident_clusters(kernel, kThreads, cfg.smem_bytes, kClusterM, &clusters); !s.ok()) return s;
+  clusters = static_cast<int>(balanced_grid(sched.num_work(), clusters));
   cfg.grid = dim3(static_cast<unsigned>(clusters * kClusterM));
-  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, group_m);
+  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, kGroupM);
 }
-
-Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kGroupM, /*clusters=*/0); }
 
 }  // namespace gemm::step10::blackwell

@@ -233,8 +233,9 @@ __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kSta
 // One consumer warpgroup's epilogue of one tile: its registers -> fp16 -> its staging buffer (SW128
 // boxes) -> TMA store, one 64-column box at a time, box b through slot b % kStagingBoxes. `c` is the
 // consumer, `t` the thread's index in its warpgroup; (m0, n0) is the origin of the consumer's rows.
-__device__ __forceinline__ void epilogue(SharedStorage& smem, const float (&acc)[kConsumerHalves][kAccRegs],
-                                         const CUtensorMap* map_d, int64_t m0, int64_t n0, int64_t N, int c, int t) {
+__device__ __forceinline__ void epilogue_tile(SharedStorage& smem, const float (&acc)[kConsumerHalves][kAccRegs],
+                                              const CUtensorMap* map_d, int64_t m0, int64_t n0, int64_t N, int c,
+                                              int t) {
   const TraceEpilogue traced_epilogue;
   const uint32_t bar = kFirstEpilogueBarrier + c;  // this consumer's named barrier: its 128 threads only
 #pragma unroll
@@ -288,7 +289,7 @@ __device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap*
     // BEGIN SOLUTION step10: consumer c owns rows m0 = tile.m * kTileM + c * kConsumerRows .. + kConsumerRows - 1 of the tile: run mma_tile on them, then (for a valid tile with m0 < M) the epilogue at row m0.
     mma_tile(smem, read, acc, c * kConsumerRows, k_slices);
     const int64_t m0 = tile.m * kTileM + c * kConsumerRows;
-    if (tile.valid && m0 < M) epilogue(smem, acc, map_d, m0, tile.n * kTileN, N, c, t);
+    if (tile.valid && m0 < M) epilogue_tile(smem, acc, map_d, m0, tile.n * kTileN, N, c, t);
     // END SOLUTION step10
   }
   // The CTA's shared memory is released when it exits: the last store must have read it first.
@@ -334,13 +335,9 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   // END SOLUTION step10
 }
 
-// The launcher with its two knobs exposed: `group_m`, the L2 group size, and `clusters`, the grid
-// in clusters (<= 0: every cluster that fits on the GPU at once, the persistent grid). run() uses
-// kGroupM and the persistent grid. Every grid computes a correct D; its float rounding depends on
-// the grid, which sets the turn, and so the K order, of each tile (k_slice_in_turn).
-Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters) {
+Status run(const Problem& p, cudaStream_t stream) {
   if (Status s = check_problem(Contract::general, p); !s.ok()) return s;
-  const TileScheduler sched((p.m + kTileM - 1) / kTileM, (p.n + kTileN - 1) / kTileN, kClusterM, group_m);
+  const TileScheduler sched((p.m + kTileM - 1) / kTileM, (p.n + kTileN - 1) / kTileN, kClusterM, kGroupM);
   // The tensor maps: A (M x K) in boxes of one K slice of a tile, B (N x K) in boxes of one K slice
   // of half a tile (each CTA loads one half), D (M x N) in boxes of one consumer's rows x 64
   // columns; all in the 128-byte swizzle that the wgmma descriptors describe.
@@ -355,16 +352,12 @@ Status run_with(const Problem& p, cudaStream_t stream, int group_m, int clusters
   cfg.stream = stream;
   // The persistent grid: the clusters resident at once (one CTA per SM, both CTAs of a cluster in
   // one GPC), trimmed to whole waves: balanced_grid keeps the fewest clusters that run the work
-  // units in as many waves, never more than units. An explicit `clusters` is taken as it is: with
-  // more clusters than units, some find no work and just exit (both CTAs alike).
-  if (clusters <= 0) {
-    if (Status s = resident_clusters(kernel, kThreads, cfg.smem_bytes, kClusterM, &clusters); !s.ok()) return s;
-    clusters = static_cast<int>(balanced_grid(sched.num_work(), clusters));
-  }
+  // units in as many waves, never more than units.
+  int clusters = 0;
+  if (Status s = resident_clusters(kernel, kThreads, cfg.smem_bytes, kClusterM, &clusters); !s.ok()) return s;
+  clusters = static_cast<int>(balanced_grid(sched.num_work(), clusters));
   cfg.grid = dim3(static_cast<unsigned>(clusters * kClusterM));
-  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, group_m);
+  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, kGroupM);
 }
-
-Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kGroupM, /*clusters=*/0); }
 
 }  // namespace gemm::step10::hopper

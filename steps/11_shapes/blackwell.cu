@@ -307,8 +307,9 @@ __device__ __forceinline__ void mma(SharedStorage<kTileN>& smem, const SplitK& s
     for (int64_t ks = item.k_begin; ks < item.k_end; ++ks) {
       // BEGIN SOLUTION step05: wait on tma2mma[read.stage] with the consumer's parity, read.full_parity(); then tcgen05.fence::after_thread_sync.
       mbarrier_wait(&smem.tma2mma[read.stage], read.full_parity(), WaitTag{"tma2mma", "mma"});
-      tcgen05_fence_after_thread_sync();  // orders the MMAs below after the wait
-                                          // END SOLUTION step05
+      // Orders the MMAs below after the wait.
+      tcgen05_fence_after_thread_sync();
+      // END SOLUTION step05
 
       // BEGIN SOLUTION step02: enable_input_d is false only for the item's very first MMA (its first K slice, item.k_begin, first k16 step); the MMA is the pair's, tcgen05_mma_f16<kCtaGroup> with kIdesc, on this consumer's block of A (a_block bytes into the stage) into its accumulator acc.
       // tcgen05.mma is issued by one thread and runs asynchronously, in issue order on the same

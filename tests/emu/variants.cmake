@@ -275,21 +275,26 @@ gemm_add_step_variant(step10_hopper_no_setmaxnreg_dec STEP 10 TRACK hopper
 
 # --- tcgen05.fence::after_thread_sync on the MMA warp's path from ld2mma (blackwell) --------------
 # The MMA warp waits on ld2mma (the epilogue has read the accumulator) before the tile's first
-# MMAs overwrite it. Here the wait comes after the K loop's fence, right before the first MMA:
-# nothing orders the MMAs after the epilogue's tcgen05.ld. (Dropping only the fence after the
-# ld2mma wait is no bug: the fence after the tma2mma wait that follows orders the MMAs after both
-# waits, tcgen05.fence::after_thread_sync ordering what follows it after every synchronisation
-# before it.)
+# MMAs overwrite it. Here the wait comes after the K loop's fence in mma_tile, right before the
+# first MMA (mma_tile is handed the tile count for it): nothing orders the MMAs after the
+# epilogue's tcgen05.ld. (Dropping only the fence after the ld2mma wait is no bug: the fence after
+# the tma2mma wait that follows orders the MMAs after both waits, tcgen05.fence::after_thread_sync
+# ordering what follows it after every synchronisation before it.)
 gemm_add_step_variant(step08_blackwell_ld2mma_wait_after_fence STEP 08 TRACK blackwell
+  REPLACE [=[    tcgen05_fence_after_thread_sync();
+    // END SOLUTION step05]=]
+  WITH [=[    tcgen05_fence_after_thread_sync();
+    if (ks == 0) mbarrier_wait(&smem.ld2mma, static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"});]=]
   REPLACE [=[    mbarrier_wait(&smem.ld2mma, static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"});
     tcgen05_fence_after_thread_sync();]=]
-  WITH [=[    /* variant: the wait on ld2mma moved after the fence below */
+  WITH [=[    /* variant: the wait on ld2mma moved after the fence in mma_tile */
     tcgen05_fence_after_thread_sync();]=]
-  REPLACE [=[      tcgen05_fence_after_thread_sync();  // orders the MMAs below after the wait
-                                          // END SOLUTION step05]=]
-  WITH [=[      tcgen05_fence_after_thread_sync();  // orders the MMAs below after the wait
-      if (ks == 0) mbarrier_wait(&smem.ld2mma, static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"});]=]
-  EXPECT [=[^emulator: missing tcgen05\.fence::after_thread_sync: @FILE@:@LINE_OF:tcgen05_mma_f16<1>(tmem_acc@: tcgen05\.mma after a thread synchronisation \(its mbarrier wait at @FILE@:@LINE+7@\) that ordered it after other threads. work \(TMEM read by tcgen05\.ld\)]=])
+  REPLACE [=[                                         uint32_t tmem_acc) {
+  for (int64_t ks = 0; ks < k_slices; ++ks) {]=]
+  WITH [=[                                         uint32_t tmem_acc, int64_t local = 0) {
+  for (int64_t ks = 0; ks < k_slices; ++ks) {]=]
+  REPLACE [=[mma_tile(smem, read, k_slices, tmem_acc);]=] WITH [=[mma_tile(smem, read, k_slices, tmem_acc, local);]=]
+  EXPECT [=[^emulator: missing tcgen05\.fence::after_thread_sync: @FILE@:@LINE_OF:tcgen05_mma_f16<1>(tmem_acc@: tcgen05\.mma after a thread synchronisation \(its mbarrier wait at @FILE@:@LINE+1@\) that ordered it after other threads. work \(TMEM read by tcgen05\.ld\)]=])
 
 # --- A warp that is not converged at an .aligned cluster barrier (blackwell) ----------------------
 # In the producer and MMA warps one lane ran the role (and waited on mbarriers) while the others
@@ -334,11 +339,12 @@ gemm_add_step_variant(step10_blackwell_pair_alloc_other_warp STEP 10 TRACK black
     tmem_alloc<kCtaGroup, kTmemColumns>(&smem.tmem_base);]=]
   EXPECT [=[^emulator: CTA pair instruction differs between the CTAs: @FILE@:@LINE+1@: tcgen05\.alloc\.cta_group::2 executed by CTA \(0,0,0\) \[cluster rank 0\] warp 0 at @FILE@:@LINE+1@ and by CTA \(1,0,0\) \[cluster rank 1\] warp 1 at @FILE@:@LINE+1@ from warp 0 in one CTA and warp 1 in the other]=])
 # --- TMEM is per SM: a ring shallow enough for two CTAs per SM (blackwell) ------------------------
-# With one stage the shared memory lets two CTAs share an SM (the static_assert that pins one CTA
-# per SM taken out): the two pairs of the persistent grid on the tests' 2 SMs each allocate all
-# 512 columns of their SMs' TMEM.
+# With one stage the shared memory lets two CTAs share an SM (the static_asserts that pin one CTA
+# per SM taken out), and each allocates twice the columns it uses: the two pairs of the persistent
+# grid on the tests' 2 SMs each allocate all 512 columns of their SMs' TMEM.
 gemm_add_step_variant(step10_blackwell_two_ctas_per_sm STEP 10 TRACK blackwell
   REPLACE [=[constexpr int kStages = 4;]=] WITH [=[constexpr int kStages = 1;]=]
+  REPLACE [=[constexpr uint32_t kTmemColumns = kConsumers * kTileN;]=] WITH [=[constexpr uint32_t kTmemColumns = 2 * kConsumers * kTileN;]=]
   REPLACE [=[static_assert(sizeof(SharedStorage) > kSmemLimit / 2, "one CTA per SM: no other CTA pair shares this pair's TMEM");]=]
   WITH [=[/* variant: no static_assert pinning one CTA per SM */]=]
   REPLACE [=[static_assert(tmem_limited_smem_bytes(smem_bytes<SharedStorage>(), kTmemColumns) == smem_bytes<SharedStorage>(),

@@ -13,6 +13,7 @@ when it is not found, so a variant never measures something else by accident):
                     step 6's resident CTAs (they may not include a step file)
   stepNN_full_grid  steps 8-10 with the persistent grid of every resident CTA (cluster), as before
                     balanced_grid trimmed it to whole waves (common/scheduler.cuh)
+  step08_stagesN    step 8 with a ring of N stages (2, 3, 4, 6) instead of its 5: the depth sweep
   *_trace           the same with DIAG_MARK(0) at a tile's start and DIAG_MARK(4) once its TMA store
                     has read shared memory (tools/diag/trace.cuh: %globaltimer and %smid per tile)
 
@@ -39,12 +40,12 @@ FOLDERS = {"05": "05_pipeline", "06": "06_persistent", "08": "08_deep_pipeline",
 # The launcher's line that trims the persistent grid to whole waves, and the cap on the work units
 # alone that it replaced (full_grid).
 BALANCED = {
-    "08": ("    ctas = static_cast<int>(balanced_grid(tiles, ctas));\n",
-           "    if (ctas > tiles) ctas = static_cast<int>(tiles);\n"),
-    "09": ("    clusters = static_cast<int>(balanced_grid(sched.num_work(), clusters));\n",
-           "    if (clusters > sched.num_work()) clusters = static_cast<int>(sched.num_work());\n"),
-    "10": ("    clusters = static_cast<int>(balanced_grid(sched.num_work(), clusters));\n",
-           "    if (clusters > sched.num_work()) clusters = static_cast<int>(sched.num_work());\n"),
+    "08": ("  ctas = static_cast<int>(balanced_grid(tiles, ctas));\n",
+           "  if (ctas > tiles) ctas = static_cast<int>(tiles);\n"),
+    "09": ("  clusters = static_cast<int>(balanced_grid(sched.num_work(), clusters));\n",
+           "  if (clusters > sched.num_work()) clusters = static_cast<int>(sched.num_work());\n"),
+    "10": ("  clusters = static_cast<int>(balanced_grid(sched.num_work(), clusters));\n",
+           "  if (clusters > sched.num_work()) clusters = static_cast<int>(sched.num_work());\n"),
 }
 
 
@@ -116,7 +117,7 @@ KNOBS = {
 }
 
 
-def make(step, *, wait_one=False, group=None, cap3=False, trace=False, full_grid=False, knobs=False):
+def make(step, *, wait_one=False, group=None, cap3=False, trace=False, full_grid=False, knobs=False, stages=None):
     def build(name):
         src = (ROOT / f"steps/{FOLDERS[step]}/hopper.cu").read_text()
         src = replace(src, f"namespace gemm::step{step}::hopper", f"namespace gemm::diag_{name}::hopper", None)
@@ -130,6 +131,8 @@ def make(step, *, wait_one=False, group=None, cap3=False, trace=False, full_grid
                           '#include "common/problem.h"\n#include "common/scheduler.cuh"\n')
         if full_grid:
             src = replace(src, *BALANCED[step])
+        if stages is not None:
+            src = replace(src, "constexpr int kStages = 5;\n", f"constexpr int kStages = {stages};\n")
         if cap3:
             src = replace(src, "__global__ void __launch_bounds__(kThreads)",
                           "__global__ void __launch_bounds__(kThreads, 3)")
@@ -163,6 +166,8 @@ VARIANTS = {
 }
 for _step in ("08", "09", "10"):
     VARIANTS[f"step{_step}_full_grid"] = make(_step, full_grid=True)
+for _n in (2, 3, 4, 6):
+    VARIANTS[f"step08_stages{_n}"] = make("08", stages=_n)
 
 
 def main(argv):
