@@ -1,4 +1,4 @@
-// Choosing the tile's width per problem (step 11): the rule that fits the work to the machine.
+// Choosing the tile's width per problem (step 12): the rule that fits the work to the machine.
 // Plain C++ (GEMM_HD): the same code on the host, in the emulator and in the tests.
 #pragma once
 
@@ -34,12 +34,12 @@ GEMM_HD constexpr int64_t busiest_worker_slices(int64_t units, int64_t workers, 
                                                 const WidthRule& rule) {
   if (workers < 1) workers = 1;
   int64_t slices = 0;
-  // BEGIN SOLUTION step11: every worker runs units / workers whole tiles of k_slices; if units % workers != 0, add one more whole tile, or, where SplitK(units, workers, k_slices, rule.min_split_slices, rule.max_splits) splits (parts() > 1), the larger part, ceil(k_slices / parts), plus rule.split_cost_slices.
+  // BEGIN SOLUTION step12: every worker runs units / workers whole tiles of k_slices; if units % workers != 0, add one more whole tile, or, where SplitK(units, workers, k_slices, rule.min_split_slices, rule.max_splits) splits (parts() > 1), the larger part, ceil(k_slices / parts), plus rule.split_cost_slices.
   const SplitK split(units, workers, k_slices, rule.min_split_slices, rule.max_splits);
   slices = units / workers * k_slices;
   if (units % workers != 0)
     slices += split.parts() > 1 ? (k_slices + split.parts() - 1) / split.parts() + rule.split_cost_slices : k_slices;
-  // END SOLUTION step11
+  // END SOLUTION step12
   return slices;
 }
 

@@ -16,7 +16,7 @@ enum class Track { hopper, blackwell };
 inline const char* track_name(Track t) { return t == Track::hopper ? "hopper" : "blackwell"; }
 
 struct StepInfo {
-  int number;             // 1..11
+  int number;             // 1..12
   const char* name;       // folder suffix: "single_tile"
   StepFn hopper;          // nullptr when the track is not built
   StepFn blackwell;       // nullptr when the track is not built

@@ -1,19 +1,17 @@
-// GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 8 of 10: deep pipeline.
+// GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 8 of 12: deep pipeline.
 //
-//   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
+// D[M,N] = A[M,K] * B[N,K]^T in fp16, summed in fp32. Each step's file is the previous step's plus
+// one lesson (step 1 is the start), so `diff` against the previous step's file is the lesson in
+// code. README.md beside this file explains it; the top README and docs/design.md explain the
+// ladder and the kernel as a whole.
 //
-// D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: a resident grid of CTAs that
-// loop over the 128x128 output tiles, each CTA six warps in three roles: producer, MMA, epilogue.
-// The lesson: depth.
-// What this step adds (over step 7):
-//   1. The ring is five K slices of 32 KB deep, beside the epilogue's staging buffer (the depth the
-//      hopper track's sweep chose, NOTES.md). The producer can run up to five slices ahead: a late
-//      TMA load or a slow L2 or DRAM burst is absorbed by the slices already waiting, and while the
-//      epilogue still reads the previous accumulator the next tile's first slices land, ready for
-//      the MMA warp the moment ld2mma releases it.
-//   2. The deep ring takes the shared memory of a second CTA: one CTA per SM now, and the
-//      persistent grid is trimmed to whole waves (balanced_grid, common/scheduler.cuh).
+// What this step adds:
+//   1. A ring of five K slices (`kStages`), checked against the shared memory a CTA may have
+//      (`kSmemLimit`): the producer can run five slices ahead, so a late load or a slow L2 or DRAM
+//      burst is absorbed by the slices already waiting, and while the epilogue still reads the
+//      previous accumulator the next tile's first slices land.
+//   2. One CTA per SM: the deep ring takes the shared memory of step 7's second CTA, and the
+//      launcher keeps the fewest CTAs that run the tiles in as many waves (`balanced_grid`).
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 

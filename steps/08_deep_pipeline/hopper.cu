@@ -1,24 +1,24 @@
-// GEMM, step by step -- hopper track (sm_90a: H100, H200), step 8 of 10: deep pipeline.
+// GEMM, step by step -- hopper track (sm_90a: H100, H200), step 8 of 12: deep pipeline.
 //
-//   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
+// D[M,N] = A[M,K] * B[N,K]^T in fp16, summed in fp32. Each step's file is the previous step's plus
+// one lesson (step 1 is the start), so `diff` against the previous step's file is the lesson in
+// code. README.md beside this file explains it; the top README and docs/design.md explain the
+// ladder and the kernel as a whole.
 //
-// D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: a resident grid of CTAs that
-// loop over the 128x128 output tiles, each CTA split into a producer and a consumer warpgroup.
-//
-// What this step adds (to step 7): depth.
-//   1. A ring of five 32 KB K slices beside the epilogue's staging buffer (six would fit; five
-//      measured faster, NOTES.md; -DGEMM_STEP08_STAGES=N builds another depth), checked against
-//      the shared memory a CTA may have. The producer can run five slices ahead: a late TMA load,
-//      a slow L2 or DRAM burst, or the consumer's epilogue is absorbed by the slices already waiting.
+// What this step adds:
+//   1. A ring of five K slices (`kStages`), checked against the shared memory a CTA may have
+//      (`kSmemLimit`): the producer can run five slices ahead, so a late load, a slow L2 or DRAM
+//      burst, or the consumer's epilogue is absorbed by the slices already waiting.
 //   2. One wgmma group kept in flight: after issuing slice k's group the consumer waits only for
-//      slice k-1's (wgmma.wait_group 1) and releases that stage, so the tensor cores always have
-//      the next group queued while the warps wait and arrive; wait_group 0 after a tile's last
-//      slice, before the epilogue reads the accumulators.
-//   3. One CTA per SM: the deep ring takes the shared memory of step 7's second CTA, so the consumer
-//      alone keeps the tensor cores busy, and nothing competes for registers.
+//      slice k-1's (`wgmma_wait_group<1>`) and releases that stage (`release_stage`); after a
+//      tile's last slice, `wgmma_wait_group<0>` before the epilogue reads the accumulators. Step 5
+//      could not afford it: with two stages the stage held is the one the next load needs.
+//   3. One CTA per SM (`kCtasPerSm`): the deep ring takes the shared memory of step 7's second CTA.
+//      With nothing competing for registers, the producer's setmaxnreg only returns what it does
+//      not use.
 //   4. A grid of whole waves: with one CTA per SM the launcher keeps the fewest CTAs that run the
-//      tiles in as many waves (balanced_grid).
+//      tiles in as many waves (`balanced_grid`), so that no CTA of the last wave finds nothing to
+//      do while others take two tiles.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 

@@ -1,33 +1,30 @@
-// GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 9 of 10: 2-CTA cluster.
+// GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 9 of 12: 2-CTA cluster.
 //
-//   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
+// D[M,N] = A[M,K] * B[N,K]^T in fp16, summed in fp32. Each step's file is the previous step's plus
+// one lesson (step 1 is the start), so `diff` against the previous step's file is the lesson in
+// code. README.md beside this file explains it; the top README and docs/design.md explain the
+// ladder and the kernel as a whole.
 //
-// D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: a resident grid of 2-CTA
-// clusters that loop over pairs of 128x128 output tiles, each CTA six warps in three roles:
-// producer, MMA, epilogue.
-// What this step adds (to step 8): the CTA pair, cta_group::2. The two CTAs of a cluster compute
-// their tiles with one MMA instruction.
-//   1. The pair's tiles and grid: 2x1 clusters; the scheduler (cluster_m = 2) gives a cluster the
-//      tiles (2i, n) and (2i+1, n), which need the same B tile. A phantom tile past M (an odd tile
-//      count) is loaded and computed like any other, and not stored.
-//   2. The pair's MMA: the even CTA (the leader) issues tcgen05.mma.cta_group::2 at M256 N128. It
-//      reads 128 rows of A from each CTA's shared memory and 64 of the 128 rows of B from each, and
-//      writes each CTA's 128x128 accumulator into that CTA's TMEM, in step 8's layout. Each CTA loads
-//      only its half of B: a K slice is 24 KB per CTA instead of 32 (the ring keeps step 8's depth).
-//   3. The odd CTA's TMA loads (.cta_group::2) land in its own shared memory but complete their
-//      bytes on the LEADER's tma2mma (the barrier's address mapped to the even rank by mapa). The
-//      leader announces both CTAs' bytes; the MMA warp, in the leader only, waits on that barrier.
-//   4. The leader's commits multicast to both CTAs (ctaMask 0b11): each CTA's producer waits on its
-//      own mma2tma, each CTA's epilogue on its own mma2ld.
-//   5. ld2mma lives in the leader and counts the epilogue threads of both CTAs; the odd CTA's arrive
-//      remotely (mbarrier.arrive on a shared::cluster address, mapa). The MMA thread waits for the
-//      last tile's arrivals before the teardown.
-//   6. alloc, dealloc, relinquish, mma and commit are all cta_group::2 (tcgen05.ld, wait and the
-//      fences take no cta_group). Both CTAs allocate the pair's TMEM after a cluster barrier (the
-//      peer is running) and free it after another (no MMA of the pair still writes it): cluster
-//      barriers replace the CTA barriers of set-up and teardown. The shared memory keeps one CTA per
-//      SM (a static_assert), so that no other pair contends for the pair's TMEM.
+// What this step adds:
+//   1. The pair's tiles and grid: 2x1 clusters (`kCtaGroup`, `resident_clusters`); the scheduler
+//      gives a cluster the tiles (2i, n) and (2i+1, n), which need the same B tile. A phantom tile
+//      past M is loaded and computed like any other, and not stored (`writes`).
+//   2. The pair's MMA: the even CTA (the leader) issues `tcgen05_mma_f16<kCtaGroup>` at M256 N128
+//      (`kIdesc`, `kMmaM`). It reads 128 rows of A from each CTA's shared memory and half of B from
+//      each (`kBRowsPerCta`), and writes each CTA's 128x128 accumulator into that CTA's TMEM. Each
+//      CTA loads only its half of B.
+//   3. The odd CTA's TMA loads (`tma_load_2d_cta_pair`) land in its own shared memory but complete
+//      on the leader's `tma2mma`; the leader announces both CTAs' bytes (`kPairStageBytes`), and
+//      only its MMA warp waits on that barrier.
+//   4. The leader's commits multicast to both CTAs (`tcgen05_commit_multicast`, `kPairMask`): each
+//      CTA's producer waits on its own `mma2tma`, each CTA's epilogue on its own `mma2ld`.
+//   5. `ld2mma` lives in the leader and counts the epilogue threads of both CTAs
+//      (`kLd2mmaArrivals`); the odd CTA's arrive remotely (`mbarrier_arrive_cluster`). The MMA
+//      thread waits for the last tile's arrivals before the teardown (its drain).
+//   6. alloc, dealloc, relinquish, mma and commit are all cta_group::2: both CTAs allocate the
+//      pair's TMEM after a cluster barrier and free it after another (`cluster_sync` in place of
+//      set-up's and teardown's `__syncthreads`); one CTA per SM, so that no other pair contends for
+//      the pair's TMEM (a static_assert).
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 

@@ -1,27 +1,26 @@
-// GEMM, step by step -- hopper track (sm_90a: H100, H200), step 9 of 10: 2-CTA cluster.
+// GEMM, step by step -- hopper track (sm_90a: H100, H200), step 9 of 12: 2-CTA cluster.
 //
-//   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
+// D[M,N] = A[M,K] * B[N,K]^T in fp16, summed in fp32. Each step's file is the previous step's plus
+// one lesson (step 1 is the start), so `diff` against the previous step's file is the lesson in
+// code. README.md beside this file explains it; the top README and docs/design.md explain the
+// ladder and the kernel as a whole.
 //
-// D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: a resident grid of 2-CTA
-// clusters that loop over pairs of 128x128 output tiles, each CTA split into a producer and a
-// consumer warpgroup, with step 8's five-stage ring.
-//
-// What this step adds (to step 8): a cluster shares its operand traffic.
-//   1. Clusters of two CTAs along M, the grid counted in clusters: a cluster's CTAs compute the
-//      tiles (2i, n) and (2i+1, n), two tiles adjacent in M that need the same 128 rows of B; both
-//      walk the same work units, and a CTA whose tile lies past M (a phantom) runs the pipeline
-//      but writes no D.
-//   2. Each CTA loads its own A box and one 64-row half of the B tile, and multicasts that half into
-//      both CTAs' shared memory (TMA .multicast::cluster): every K slice reads B from L2 once per
-//      cluster instead of once per CTA. A CTA's `full` barrier therefore counts bytes that its
-//      peer's TMA writes: it expects A plus the whole B tile, whoever loaded each half.
-//   3. A stage is free only when the consumers of BOTH CTAs are done with it, since either CTA's
-//      next multicast overwrites it in both: `empty` counts the releases of both CTAs, the peer's
-//      arriving remotely (mbarrier.arrive on a shared::cluster address, mapa).
-//   4. Barriers are initialised before a cluster barrier (the peer may signal them as soon as it
-//      passes it), and no CTA exits while its peer may still arrive on its barriers: the producer
-//      ends with a tail that waits for the last release of every stage, the peer's among them.
+// What this step adds:
+//   1. Clusters of two CTAs along M (`kClusterM`), the grid counted in clusters
+//      (`resident_clusters`): a cluster's CTAs compute tiles (2i, n) and (2i+1, n), which need the
+//      same B tile; both walk the same work units (`cluster_id_x`, `cluster_ctarank`), and a CTA
+//      whose tile lies past M (a phantom) runs the pipeline but writes no D.
+//   2. Each CTA loads its own A box and one half of the B tile (`kBRowsPerCta`), and multicasts
+//      that half into both CTAs' shared memory (`tma_load_2d_multicast`, `kClusterMask`): every K
+//      slice reads B from L2 once per cluster instead of once per CTA. A CTA's `full` therefore
+//      counts bytes its peer's TMA writes: it expects A and the whole B tile.
+//   3. A stage is free only once the consumers of both CTAs are done with it, since either CTA's
+//      next multicast overwrites it in both: `empty` counts the releases of both CTAs
+//      (`kReleaseArrivals`), the peer's arriving remotely (`release`, `mbarrier_arrive_cluster`).
+//   4. The barriers are initialised before a cluster barrier (`cluster_arrive_relaxed`,
+//      `cluster_wait`): the peer may signal them as soon as it passes it. No CTA exits while its
+//      peer may still arrive on its barriers: the producer ends with a tail that waits for the last
+//      release of every stage.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 

@@ -1,29 +1,24 @@
-// GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 10 of 10: multi-consumer.
+// GEMM, step by step -- blackwell track (sm_100a: B200, GB200), step 10 of 12: multi-consumer.
 //
-//   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
+// D[M,N] = A[M,K] * B[N,K]^T in fp16, summed in fp32. Each step's file is the previous step's plus
+// one lesson (step 1 is the start), so `diff` against the previous step's file is the lesson in
+// code. README.md beside this file explains it; the top README and docs/design.md explain the
+// ladder and the kernel as a whole.
 //
-// D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: a resident grid of 2-CTA
-// clusters (CTA pairs, cta_group::2) that loop over 512x256 output tiles, each CTA eleven warps:
-// a producer, two MMA warps and two epilogue warpgroups.
-//
-// What this step adds (to step 9): more math per byte and per barrier.
-//   1. Each CTA's tile grows from step 9's 128x128 to 256x256: two blocks of 128 rows, one per
-//      consumer. MMA warp i (in the leader) issues the pair's MMAs on block i of both CTAs' A
-//      against the same B, now at N256 (step 9: N128), into accumulator i: TMEM columns
-//      256 i .. 256 i + 255 of each CTA, all 512 columns.
-//   2. A stage is 256 rows of A and 128 of B per CTA (48 KB, twice step 9's 24 KB) and feeds four
-//      times step 9's math: its one tma2mma phase and one mma2tma phase carry eight MMAs of N256
-//      instead of four of N128. mma2tma[s] counts both MMA warps' commits: the stage is free once
-//      both have read it.
-//   3. Each consumer has its own accumulator barriers, mma2ld[i] and ld2mma[i] (the latter in the
-//      leader, counting warpgroup i of both CTAs), and its own epilogue warpgroup, which syncs on a
-//      named barrier of its own (bar.sync counts arrivals per id from whichever warps arrive: one id
-//      shared by both warpgroups could complete with threads of both).
-//   4. Four stages of 48 KB fill shared memory but for 32 KB: each epilogue warpgroup stages and
-//      stores its block one 64-column box at a time, through a 16 KB buffer of its own. It also reads
-//      each box from TMEM just before staging it (with eleven warps, a whole 256-column row held as
-//      fp16 would spill), so it releases its accumulator after the last box's read.
+// What this step adds:
+//   1. Two consumers on a tile twice as large: each CTA's tile grows to 256x128 (`kTileM`), two
+//      blocks of 128 rows (`kBlockM`, `kConsumers`). MMA warp i (`kFirstMmaWarp`) issues the pair's
+//      M256 N128 MMAs on block i of A (`a_block`) into accumulator i (`acc`, TMEM columns 128 i
+//      ..), and epilogue warpgroup i stores block i.
+//   2. A stage is 256 rows of A and 64 of B per CTA (40 KB, `kStageBytes`) for twice step 9's math,
+//      and each of its barrier phases carries eight MMAs instead of four; `mma2tma` counts both MMA
+//      warps' commits (`kReleaseArrivals`). Four stages fit beside the two staging buffers
+//      (`kStages`).
+//   3. Each consumer has its own accumulator barriers, `mma2ld[i]` and `ld2mma[i]` (the latter in
+//      the leader, counting warpgroup i of both CTAs), and its own named barrier
+//      (`kEpilogueBarrier` + i): one id for both warpgroups could complete with threads of both.
+//   4. Eleven warps (`kThreads`): two epilogue warpgroups, the producer and two MMA warps; each CTA
+//      allocates 2 x 128 TMEM columns (`kTmemColumns`).
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 

@@ -1,28 +1,26 @@
-// GEMM, step by step -- hopper track (sm_90a: H100, H200), step 10 of 10: multi-consumer.
+// GEMM, step by step -- hopper track (sm_90a: H100, H200), step 10 of 12: multi-consumer.
 //
-//   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
+// D[M,N] = A[M,K] * B[N,K]^T in fp16, summed in fp32. Each step's file is the previous step's plus
+// one lesson (step 1 is the start), so `diff` against the previous step's file is the lesson in
+// code. README.md beside this file explains it; the top README and docs/design.md explain the
+// ladder and the kernel as a whole.
 //
-// D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: a resident grid of 2-CTA
-// clusters (step 9's multicast of B kept) that loop over output tiles of 128x256, each CTA split
-// into one producer and TWO consumer warpgroups.
-//
-// What this step adds (to step 9): more math per byte and per barrier.
-//   1. The CTA tile doubles, to 128x256 (or 256x128, -DGEMM_STEP10_TILE_M=256; NOTES.md measures
-//      both). One warpgroup cannot hold it: 128x256 f32 accumulators are 256 registers per thread,
-//      more than a thread may have. So two consumer warpgroups share the tile, each its own half of
-//      the rows, and the producer feeds both from one ring.
-//   2. Each K slice's bytes now feed twice the math: 48 KB per slice for 2 x 64 x 256 x 64 MACs,
-//      against 32 KB for half of that in step 9. With B multicast across the cluster, a CTA loads
-//      only 32 KB of it from L2. Four such stages fit beside the staging buffers, not five.
+// What this step adds:
+//   1. The CTA tile doubles to 128x256 (`kTileN`). One warpgroup cannot hold it (256 accumulator
+//      registers a thread), so two consumer warpgroups (`kConsumers`) each own half of its rows
+//      (`kConsumerRows`, `row0`), fed by the one producer from one ring.
+//   2. A K slice now brings 48 KB for twice step 9's math: 1.33x the math per byte of shared
+//      memory, 1.5x per byte from L2 (B is multicast). Four such stages fit beside the staging
+//      buffers (`kStages`).
 //   3. A stage is free once all sixteen consumer warps of the cluster (four per warpgroup, two
-//      warpgroups in each of two CTAs) have released it: `empty` counts 2 x 2 x 4 arrivals.
-//   4. Each consumer warpgroup stores its own rows with its own named barrier and staging buffer,
-//      so neither waits for the other's epilogue; it stages one 64-column box while the TMA store
-//      of the box before it may still read another slot of its buffer. A consumer whose rows lie
-//      wholly past M (the second half of the last tile row) stores nothing.
+//      warpgroups in each of two CTAs) have released it (`kReleaseArrivals`).
+//   4. Each consumer stores its own rows, on a named barrier of its own (`kFirstEpilogueBarrier`).
+//      Four 48 KB stages leave 32 KB for staging, so each consumer stages one 64-column box at a
+//      time through two slots (`kStagingBoxes`), waiting only until the store two boxes back has
+//      read its slot (`tma_store_wait_group_read`). A consumer whose rows lie past M stores
+//      nothing.
 //   5. 384 threads, one CTA per SM: setmaxnreg gives the producer 40 registers and each consumer
-//      thread 232 (128 of them accumulators).
+//      thread 232 (`kProducerRegs`, `kConsumerRegs`), within what the launch gave the CTA.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -49,15 +47,10 @@ namespace gemm::step10::hopper {
 
 using namespace gemm::hopper;
 
-// The CTA tile: kTileM x kTileN with kTileM * kTileN = 128 x 256, rows split between the two
-// consumer warpgroups. 128 x 256 by default; -DGEMM_STEP10_TILE_M=256 builds 256 x 128.
-#if defined(GEMM_STEP10_TILE_M)
-constexpr int kTileM = GEMM_STEP10_TILE_M;
-#else
+// The CTA tile: 128 x 256, twice step 9's, its rows split between the two consumer warpgroups
+// (README.md says why not 256 x 128).
 constexpr int kTileM = 128;
-#endif
-constexpr int kTileN = 128 * 256 / kTileM;
-static_assert(kTileM == 128 || kTileM == 256, "the CTA tile is 128x256 or 256x128");
+constexpr int kTileN = 256;
 constexpr int kTileK = 64;   // one 128-byte swizzle atom of fp16
 constexpr int kWgmmaM = 64;  // rows per wgmma
 constexpr int kWgmmaK = 16;
@@ -79,14 +72,14 @@ constexpr uint16_t kClusterMask = (1u << kClusterM) - 1;  // multicast to every 
 constexpr int kProducerWarpgroup = 0;
 constexpr int kFirstConsumerWarpgroup = 1;
 constexpr int kThreads = (1 + kConsumers) * kWarpgroupSize;
-// One CTA per SM. ptxas starts every thread with 65536 / 384 rounded down to a multiple of 8 =
-// 168 registers; setmaxnreg moves them from the producer to the consumers, and the totals must
-// match exactly (an .inc that finds too few registers in the CTA's pool waits for ever).
+// One CTA per SM. The launch gives every thread 65536 / 384 registers, rounded down to a multiple
+// of 8: 168. setmaxnreg moves them from the producer to the consumers: the warpgroups may hold no
+// more than that pool (an .inc waits until registers are free), and these counts fill it.
 constexpr int kCtasPerSm = 1;
 constexpr int kProducerRegs = 40;  // 3 x 168 - 2 x 232: what the consumers leave
 constexpr int kConsumerRegs = 232;
-static_assert(kProducerRegs + kConsumers * kConsumerRegs == (1 + kConsumers) * 168,
-              "setmaxnreg: the warpgroups' registers must add up to what the launch gave the CTA");
+static_assert(kProducerRegs + kConsumers * kConsumerRegs <= (1 + kConsumers) * (65536 / kThreads / 8 * 8),
+              "setmaxnreg: the warpgroups may hold no more registers than the launch gave the CTA");
 // Named barriers of the two consumers' epilogues: ids 1 and 2 (0 is __syncthreads).
 constexpr uint32_t kFirstEpilogueBarrier = 1;
 // The output tile is stored as boxes of kConsumerRows rows x 64 columns (a SW128 box row is at most

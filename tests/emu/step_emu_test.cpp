@@ -106,15 +106,16 @@ TEST_P(EmuStep, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(Emu, EmuStep, ::testing::ValuesIn(cases()), case_name);
 
-// Step 11 splits the last wave along K, and keeps state between launches: its split tiles meet in a
-// per-stream scratch whose tickets each launch must leave zero. On 8 SMs (4 clusters of 2), a
-// 200x64 problem is one cluster tile at every width on either track (on blackwell the second CTA a
-// phantom past M; run() picks the narrowest, 64 columns), left over for four clusters: at K = 3072
-// (48 slices) it is split in four parts of 12 slices, then at K = 1536 in two, on the same backend
-// (one stream), with half as many partial sums (so a ticket placed after the sums would land on the
-// first launch's). Float mode: K is past exact mode's limit.
+// From step 11 on the last wave is split along K, and state is kept between launches: the split
+// tiles meet in a per-stream scratch whose tickets each launch must leave zero. On 8 SMs (4 clusters
+// of 2), a 200x64 problem is one cluster tile on either track at every width (on blackwell the
+// second CTA a phantom past M), left over for four clusters: at K = 3072 (48 slices) it is split in
+// four parts of 12 slices, then at K = 1536 in two, on the same backend (one stream), with half as
+// many partial sums (so a ticket placed after the sums would land on the first launch's). Float
+// mode: K is past exact mode's limit.
 TEST(EmuStepSplit, SecondLaunchOnTheStreamStillMatches) {
-  if (step_info().number < 11) GTEST_SKIP() << "only step 11 splits tiles along K and keeps scratch between launches";
+  if (step_info().number < 11)
+    GTEST_SKIP() << "only steps 11 and on split tiles along K and keep scratch between launches";
   SCOPED_TRACE(seed_note());
   const std::unique_ptr<Backend> backend = make_emu_backend(EmuSettings{8, emu_seed()});
   for (Track t : {Track::hopper, Track::blackwell})

@@ -357,10 +357,11 @@ gemm_add_step_variant(step10_blackwell_two_ctas_per_sm STEP 10 TRACK blackwell
 # The parts of a split tile meet in scratch (common/scratch.h): each stores its partial sum, then
 # thread 0 of its warpgroup takes a ticket between two fence.acq_rel.gpu. The emulator lets a CTA
 # read another's writes only through a release of the writer's CTA that the signal (the ticket)
-# carries and an acquire of the reader's CTA after it. At 200x64x1536 on 4 SMs the one tile (one at
-# every width: run() picks 64 columns) is split in two parts, run by the two clusters one after the
-# other in a seeded order: the part that takes the last ticket reads the other's slot. Two seeds each: a run costs a second or two (24 K
-# slices); the fences dropped show on either order of the clusters, the wrong part on one.
+# carries and an acquire of the reader's CTA after it. At 200x64x1536 on 4 SMs the one work unit
+# (one cluster tile) is split in two parts, run by the two clusters one after the other in a seeded
+# order: the part that takes the last ticket reads the other's slot. Two seeds each: a run costs a
+# second or two (24 K slices); the fences dropped show on either order of the clusters, the wrong
+# part on one.
 set(split_shape SHAPE 200x64x1536 SMS 4 SEEDS 1 2)
 # The release fence before the ticket dropped: the writer's later fence (the acquire after its
 # ticket) does release the slot, but after the ticket, which so carries nothing.

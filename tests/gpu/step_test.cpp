@@ -45,7 +45,7 @@ std::vector<Shape> shapes_for(Contract contract) {
       {384, 128, 512},  {128, 640, 192},    {1024, 256, 64},  // non-square, whole tiles
       {200, 136, 72},   {1, 8, 8},          {333, 264, 520},  // ragged: M not a multiple of 128, N and K
       {130, 392, 1000}, {1000, 1000, 1000},                   // multiples of 8 but not of the tile
-      {300, 264, 2056},  // few tiles, long K: step 11 splits each tile along K (and runs a phantom CTA)
+      {300, 264, 2056},  // few tiles, long K: steps 11-12 split each tile along K (and run a phantom CTA)
   };
 }
 
@@ -108,7 +108,7 @@ INSTANTIATE_TEST_SUITE_P(Float, StepCheck, ::testing::ValuesIn(cases(InputMode::
 INSTANTIATE_TEST_SUITE_P(Exact, StepCheck, ::testing::ValuesIn(cases(InputMode::exact_int)), case_name);
 
 // The same call three times gives the same D, bit for bit: no step's result depends on the order in
-// which its CTAs finish. Step 11 adds a split tile's parts up in part order, whichever finishes last;
+// which its CTAs finish. Steps 11-12 add a split tile's parts up in part order, whichever finishes last;
 // at 300x264x4096 (64 K slices) it splits each tile in five parts on an H100 or H200 (with two, the
 // order could not show: a + b and b + a round alike).
 TEST_F(StepTest, SameDEveryRun) {

@@ -45,7 +45,7 @@ from regions import find_regions, is_source
 POINTS = {1: 5, 2: 5, 3: 10, 4: 10, 5: 10, 6: 10, 7: 15, 8: 5, 9: 15, 10: 15}
 # Steps beyond the ten: points on top of the 100, graded the same way. Performance is graded once the GPU
 # model's calibration has the step (until then it is "not graded", as without a GPU).
-BONUS = {11: 10}
+BONUS = {11: 10, 12: 10}
 SHARE = {"correctness": 0.6, "performance": 0.2, "implementation": 0.2}
 # Performance: full points at a same-run ratio to cuBLAS of at least PERF_BOUND times the reference
 # solution's (on the same GPU model, from its calibration file), none at PERF_FLOOR times or less,
@@ -54,16 +54,17 @@ PERF_BOUND = 0.90
 PERF_FLOOR = 0.50
 PERF_REPETITIONS = 3  # gemm_bench --benchmark_repetitions when grading (the median counts)
 CALIBRATION_REPETITIONS = 5
-# Step 11's lesson is the shapes steps 8-10 serve badly: a ragged last wave and few or narrow tiles.
-PERF_SIZES = {1: ["128x128x64"], 2: ["128x128x1024"], 11: ["3072", "512x4096x4096", "16384x128x4096"]}
+# Steps 11 and 12's lessons are the shapes steps 8-10 serve badly: a ragged last wave (11), and few or
+# narrow tiles (12).
+PERF_SIZES = {1: ["128x128x64"], 2: ["128x128x1024"], 11: ["3072", "5120"], 12: ["512x4096x4096", "16384x128x4096"]}
 PERF_SIZES_DEFAULT = ["4096", "8192"]
 RUN_LIMIT_S = 60  # each correctness run
 PROBE_RUNS = 2  # emulated runs at the many-tiles shape when no correctness run showed the track's grid
 BUILD_LIMIT_S = 1800
 EMU_SMS = 2  # emulated SMs: a persistent grid smaller than the tile count
-# Step 11 splits the last wave's tiles along K only where they leave clusters idle: with 2 SMs (one cluster
-# of 2 CTAs) no wave is ever short. 8 SMs (4 clusters) give most graded shapes a short last wave.
-EMU_SMS_STEP = {11: 8}
+# Steps 11 and 12 split the last wave's tiles along K only where they leave clusters idle: with 2 SMs (one
+# cluster of 2 CTAs) no wave is ever short. 8 SMs (4 clusters) give most graded shapes a short last wave.
+EMU_SMS_STEP = {11: 8, 12: 8}
 DEMO_SEED = 14  # the public seed; a real grading keeps its own (--seed-file)
 TRACKS = ("hopper", "blackwell")
 CALIBRATION_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "calibration")
@@ -99,17 +100,17 @@ NEW_REQUIREMENTS = {
     (9, "hopper"): [("ptx", r"\.multicast::cluster", "TMA multicast to the cluster")],
     (9, "blackwell"): [("ptx", r"cta_group::2", "cta_group::2 (a CTA pair)")],
     (10, "hopper"): [("threads", 384, "two consumer warpgroups and a producer (384 threads)")],
-    # Step 11's ring depth is a function of its width (ring_stages), no longer one constant: the deep
-    # ring is step 8's lesson, checked there.
-    (11, "hopper"): [("drop", "kStages", ""),
-                     ("ptx", r"atom\.[\w:.]*add", "atom.add (a split tile's ticket)"),
+    (11, "hopper"): [("ptx", r"atom\.[\w:.]*add", "atom.add (a split tile's ticket)"),
                      ("ptx", r"fence\.acq_rel\.gpu", "fence.acq_rel.gpu (the parts of a split tile released and "
-                                                     "acquired)"),
-                     ("ptx", r"\.entry\s+\S*kernelILi64E", "a kernel 64 columns wide (the width chosen per problem)")],
-    (11, "blackwell"): [("drop", "kStages", ""),
-                        ("ptx", r"atom\.[\w:.]*add", "atom.add (a split tile's ticket)"),
+                                                     "acquired)")],
+    (11, "blackwell"): [("ptx", r"atom\.[\w:.]*add", "atom.add (a split tile's ticket)"),
                         ("ptx", r"fence\.acq_rel\.gpu", "fence.acq_rel.gpu (the parts of a split tile released "
-                                                        "and acquired)"),
+                                                        "and acquired)")],
+    # Step 12's ring depth is a function of its width (ring_stages), no longer one constant: the deep
+    # ring is step 8's lesson, checked there.
+    (12, "hopper"): [("drop", "kStages", ""),
+                     ("ptx", r"\.entry\s+\S*kernelILi64E", "a kernel 64 columns wide (the width chosen per problem)")],
+    (12, "blackwell"): [("drop", "kStages", ""),
                         ("ptx", r"\.entry\s+\S*kernelILi64E", "a kernel 64 columns wide (the width chosen per "
                                                               "problem)")],
 }
@@ -480,8 +481,8 @@ def draw_cases(step, seed):
     many = (128 * rng.randint(5, 6) + rng.randint(1, 127), 8 * rng.randint(60, 90), 8 * rng.randint(4, 24))
     cases = [("square", (square, square, square), False), ("non-square", nonsquare, True),
              ("ragged", ragged(), False), ("ragged", ragged(), True), ("many tiles", many, True)]
-    if step == 11:  # one cluster tile at every width (N <= 64: run() picks 64 columns), with K for a split in
-        # parts of at least 12 slices (float mode)
+    if step >= 11:  # one cluster tile (at every width of step 12: N <= 64, run() picks 64 columns), with K for
+        # a split in parts of at least 12 slices (float mode)
         cases.append(("split", (rng.randint(129, 256), 8 * rng.randint(2, 8), 64 * rng.randint(24, 48)), False))
     return cases
 
@@ -493,7 +494,7 @@ def gpu_cases(step, seed):
     cases = [("square", (2048, 2048, 2048), False), ("non-square", (2048, 1536, 1024), False),
              ("ragged", (1000 + rng.randint(1, 200), 8 * rng.randint(100, 160), 8 * rng.randint(60, 128)), False),
              ("exact", (1024 + rng.randint(1, 127), 1024, 512), True)]
-    if step == 11:  # one cluster tile at every width, a long K: split over many clusters on any GPU
+    if step >= 11:  # one cluster tile (at every width of step 12), a long K: split over many clusters on any GPU
         cases.append(("split", (rng.randint(129, 256), 8 * rng.randint(2, 8), 64 * rng.randint(64, 128)), False))
     return cases
 

@@ -25,14 +25,18 @@ namespace gemm::diag_step06_knobs::hopper {
 Status run_with(const Problem& p, cudaStream_t stream, int group_m, int ctas);
 }  // namespace gemm::diag_step06_knobs::hopper
 
-// Step 11's launcher with its knobs (steps/11_shapes/hopper.cu; linked from step11_hopper):
-// the tile width (0: choose_tile_n's), the group size, the grid in clusters, and the split of the
-// last wave along K; and the width run() chooses for a problem.
-namespace gemm::step11::hopper {
-Status run_with(const Problem& p, cudaStream_t stream, int tile_n, int group_m, int clusters, int min_split_slices,
-                int max_splits);
+// Step 11's launcher with its split exposed (the variant step11_knobs): at least `min_split_slices` K
+// slices a part, at most `max_splits` parts (1: no split).
+namespace gemm::diag_step11_knobs::hopper {
+Status run_with(const Problem& p, cudaStream_t stream, int min_split_slices, int max_splits);
+}  // namespace gemm::diag_step11_knobs::hopper
+
+// Step 12's launcher with its width and split exposed (the variant step12_knobs): `tile_n` the columns
+// of one of its widths, or 0 for choose_tile_n's; and the width run() chooses for a problem.
+namespace gemm::diag_step12_knobs::hopper {
+Status run_with(const Problem& p, cudaStream_t stream, int tile_n, int min_split_slices, int max_splits);
 Status choose_tile_n(const Problem& p, int* tile_n);
-}  // namespace gemm::step11::hopper
+}  // namespace gemm::diag_step12_knobs::hopper
 
 namespace gemm {
 // The steps' registries (cmake/GemmStep.cmake).
@@ -45,6 +49,7 @@ const StepInfo& step08_info();
 const StepInfo& step09_info();
 const StepInfo& step10_info();
 const StepInfo& step11_info();
+const StepInfo& step12_info();
 }  // namespace gemm
 
 namespace gemm::diag {

@@ -3,10 +3,10 @@
 //
 //   cmake --build build --target split_sweep && build/split_sweep [M N K]...
 //
-// (default: 1024^3, 2048^3, 3000^3, 3072^3 and 4096^3). For every shape, cuBLAS and step 11 at
-// step 10's width, 256 columns, with no split and with (min_split_slices, max_splits) pairs, run()'s
-// (12, 16) among them, take turns,
-// each the median of 15 launches timed one by one, inputs rotating over 3x the L2
+// (default: 1024^3, 2048^3, 3000^3, 3072^3 and 4096^3). For every shape, cuBLAS and step 11 (step 10's
+// tile) with no split and with (min_split_slices, max_splits) pairs, run()'s (12, 16) among them (the
+// step11_knobs variant of tools/diag/variants.py), take turns, each the median of 15 launches timed
+// one by one, inputs rotating over 3x the L2
 // (tools/diag/diag.h, Lab::time). Each configuration's D is first checked against cuBLAS (float
 // tolerance, guard band): a split tile's parts add up in an order that varies, so D is not compared
 // bit for bit across configurations.
@@ -25,16 +25,14 @@ using namespace gemm::diag;
 
 constexpr int kRuns = 15;
 constexpr int kWarmup = 2;
-constexpr int kGroupM = 16;  // step 11's
 
-// Step 11 at step 10's width with the split's two knobs.
+// Step 11 with the split's two settings.
 Config step11_split(int min_split_slices, int max_splits) {
   const std::string name = max_splits <= 1 ? std::string("step11 no split")
                                            : "step11 min_slices " + std::to_string(min_split_slices) + " max_splits " +
                                                  std::to_string(max_splits);
   return {name, [min_split_slices, max_splits](const Problem& p, cudaStream_t s) {
-            return step11::hopper::run_with(p, s, /*tile_n=*/256, kGroupM, /*clusters=*/0, min_split_slices,
-                                            max_splits);
+            return diag_step11_knobs::hopper::run_with(p, s, min_split_slices, max_splits);
           }};
 }
 

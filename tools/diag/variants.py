@@ -14,6 +14,12 @@ when it is not found, so a variant never measures something else by accident):
   stepNN_full_grid  steps 8-10 with the persistent grid of every resident CTA (cluster), as before
                     balanced_grid trimmed it to whole waves (common/scheduler.cuh)
   step08_stagesN    step 8 with a ring of N stages (2, 3, 4, 6) instead of its 5: the depth sweep
+  step10_tile256x128  step 10 with a CTA tile of 256 x 128 instead of 128 x 256
+  step11_knobs      step 11 with its split exposed as run_with(p, stream, min_split_slices,
+                    max_splits): at least that many K slices a part, at most that many parts (1: no
+                    split); run() as the step's
+  step12_knobs      step 12 likewise, and with the width: run_with(p, stream, tile_n,
+                    min_split_slices, max_splits), tile_n 0 for the one choose_tile_n picks
   *_trace           the same with DIAG_MARK(0) at a tile's start and DIAG_MARK(4) once its TMA store
                     has read shared memory (tools/diag/trace.cuh: %globaltimer and %smid per tile)
 
@@ -35,7 +41,7 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FOLDERS = {"05": "05_pipeline", "06": "06_persistent", "08": "08_deep_pipeline", "09": "09_cluster",
-           "10": "10_multi_consumer"}
+           "10": "10_multi_consumer", "11": "11_split_k", "12": "12_tile_per_problem"}
 
 # The launcher's line that trims the persistent grid to whole waves, and the cap on the work units
 # alone that it replaced (full_grid).
@@ -92,7 +98,7 @@ FOOTER = """
 #include "common/device.cuh"
 
 namespace gemm::diag_{name}::hopper {{
-Status resident(int* ctas) {{ return resident_ctas(kernel, kThreads, smem_bytes<SharedStorage>(), ctas); }}
+Status resident(int* ctas) {{ return resident_ctas(kernel{tpl}, kThreads, smem_bytes<SharedStorage{tpl}>(), ctas); }}
 {trace}}}  // namespace gemm::diag_{name}::hopper
 """
 SET_TRACE = ("cudaError_t set_trace(unsigned long long* records) {\n"
@@ -114,10 +120,34 @@ KNOBS = {
              "  }\n"),
             ("p.m, p.n, p.k, kGroupM);\n", "p.m, p.n, p.k, group_m);\n")],
            "Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kGroupM, /*ctas=*/0); }\n"),
+    "11": ([("Status run(const Problem& p, cudaStream_t stream) {\n",
+             "Status run_with(const Problem& p, cudaStream_t stream, int min_split_slices, int max_splits) {\n"),
+            ("const SplitK split(sched.num_work(), clusters, k_slices, kMinSplitSlices, kMaxSplits);\n",
+             "const SplitK split(sched.num_work(), clusters, k_slices, min_split_slices, max_splits);\n")],
+           "Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kMinSplitSlices, kMaxSplits); }\n"),
+    "12": ([("template <int kTileN>\nStatus run_width(const Problem& p, cudaStream_t stream) {\n",
+             "template <int kTileN>\nStatus run_width(const Problem& p, cudaStream_t stream, int min_split_slices, "
+             "int max_splits) {\n"),
+            ("const SplitK split(sched.num_work(), clusters, k_slices, kMinSplitSlices, kMaxSplits);\n",
+             "const SplitK split(sched.num_work(), clusters, k_slices, min_split_slices, max_splits);\n"),
+            ("Status run(const Problem& p, cudaStream_t stream) {\n"
+             "  if (Status s = check_problem(Contract::general, p); !s.ok()) return s;\n"
+             "  int tile_n = 0;\n"
+             "  if (Status s = choose_tile_n(p, &tile_n); !s.ok()) return s;\n",
+             "Status run_with(const Problem& p, cudaStream_t stream, int tile_n, int min_split_slices,\n"
+             "                int max_splits) {\n"
+             "  if (Status s = check_problem(Contract::general, p); !s.ok()) return s;\n"
+             "  if (tile_n == 0)\n"
+             "    if (Status s = choose_tile_n(p, &tile_n); !s.ok()) return s;\n")]
+           + [(f"return run_width<{w}>(p, stream);", f"return run_width<{w}>(p, stream, min_split_slices, max_splits);")
+              for w in (256, 192, 128, 64)],
+           "Status run(const Problem& p, cudaStream_t stream) {\n"
+           "  return run_with(p, stream, /*tile_n=*/0, kMinSplitSlices, kMaxSplits);\n}\n"),
 }
 
 
-def make(step, *, wait_one=False, group=None, cap3=False, trace=False, full_grid=False, knobs=False, stages=None):
+def make(step, *, wait_one=False, group=None, cap3=False, trace=False, full_grid=False, knobs=False, stages=None,
+         tall=False):
     def build(name):
         src = (ROOT / f"steps/{FOLDERS[step]}/hopper.cu").read_text()
         src = replace(src, f"namespace gemm::step{step}::hopper", f"namespace gemm::diag_{name}::hopper", None)
@@ -133,6 +163,9 @@ def make(step, *, wait_one=False, group=None, cap3=False, trace=False, full_grid
             src = replace(src, *BALANCED[step])
         if stages is not None:
             src = replace(src, "constexpr int kStages = 5;\n", f"constexpr int kStages = {stages};\n")
+        if tall:
+            src = replace(src, "constexpr int kTileM = 128;\nconstexpr int kTileN = 256;\n",
+                          "constexpr int kTileM = 256;\nconstexpr int kTileN = 128;\n")
         if cap3:
             src = replace(src, "__global__ void __launch_bounds__(kThreads)",
                           "__global__ void __launch_bounds__(kThreads, 3)")
@@ -151,7 +184,8 @@ def make(step, *, wait_one=False, group=None, cap3=False, trace=False, full_grid
             src = '#include "tools/diag/trace.cuh"  // DIAG_MARK\n' + src
         header = (f"// Generated by tools/diag/variants.py from steps/{FOLDERS[step]}/hopper.cu: variant {name}.\n"
                   "// Do not edit: edit the step file or variants.py.\n")
-        return header + src + FOOTER.format(name=name, trace=(SET_TRACE if trace else "") + extra)
+        tpl = "<256>" if step == "12" else ""  # step 12's kernel is a template on its width
+        return header + src + FOOTER.format(name=name, tpl=tpl, trace=(SET_TRACE if trace else "") + extra)
     return {"step": step, "trace": trace, "build": build}
 
 
@@ -168,6 +202,9 @@ for _step in ("08", "09", "10"):
     VARIANTS[f"step{_step}_full_grid"] = make(_step, full_grid=True)
 for _n in (2, 3, 4, 6):
     VARIANTS[f"step08_stages{_n}"] = make("08", stages=_n)
+VARIANTS["step10_tile256x128"] = make("10", tall=True)
+VARIANTS["step11_knobs"] = make("11", knobs=True)
+VARIANTS["step12_knobs"] = make("12", knobs=True)
 
 
 def main(argv):

@@ -1,12 +1,13 @@
-// The measurement behind step 11's choice of tile width (choose_tile_n, kWidths). Hopper track (an
+// The measurement behind step 12's choice of tile width (choose_tile_n, kWidths). Hopper track (an
 // H100 or H200); a target of the build:
 //
 //   cmake --build build --target width_sweep && build/width_sweep [M N K]...
 //
 // (default: gemm_bench's sizes from 1024^3 up). For every shape, cuBLAS, run() (the width
-// choose_tile_n picks, named in its line), steps 9 and 10 (128x128 tiles with one consumer;
-// 128x256 with two) and step 11 at each of its widths, with run()'s split of the last wave and
-// with none, take turns, each the median of 15 launches timed one by one, inputs rotating over 3x
+// choose_tile_n picks, named in its line), steps 9, 10 and 11 (128x128 tiles with one consumer;
+// 128x256 with two; the same with the last wave split) and step 12 at each of its widths (the
+// step12_knobs variant of tools/diag/variants.py), with run()'s split of the last wave and with
+// none, take turns, each the median of 15 launches timed one by one, inputs rotating over 3x
 // the L2 (tools/diag/diag.h, Lab::time). Each configuration's D is first checked against cuBLAS
 // (float tolerance, guard band).
 #include <cstdio>
@@ -23,15 +24,13 @@ using namespace gemm::diag;
 
 constexpr int kRuns = 15;
 constexpr int kWarmup = 2;
-constexpr int kGroupM = 16;          // step 11's
-constexpr int kMinSplitSlices = 12;  // step 11's
-constexpr int kMaxSplits = 16;       // step 11's
+constexpr int kMinSplitSlices = 12;  // step 12's
+constexpr int kMaxSplits = 16;       // step 12's
 
-Config step11_width(int tile_n, bool split) {
-  const std::string name = "step11 width " + std::to_string(tile_n) + (split ? " split" : " no split");
+Config step12_width(int tile_n, bool split) {
+  const std::string name = "step12 width " + std::to_string(tile_n) + (split ? " split" : " no split");
   return {name, [tile_n, split](const Problem& p, cudaStream_t s) {
-            return step11::hopper::run_with(p, s, tile_n, kGroupM, /*clusters=*/0, kMinSplitSlices,
-                                            split ? kMaxSplits : 1);
+            return diag_step12_knobs::hopper::run_with(p, s, tile_n, kMinSplitSlices, split ? kMaxSplits : 1);
           }};
 }
 
@@ -61,12 +60,13 @@ int sweep(int argc, char** argv) {
     Problem p;
     static_cast<Shape&>(p) = s;
     int chosen = 0;
-    if (Status st = step11::hopper::choose_tile_n(p, &chosen); !st.ok()) throw Error(st.message());
-    Config run = hopper_step(step11_info());
+    if (Status st = diag_step12_knobs::hopper::choose_tile_n(p, &chosen); !st.ok()) throw Error(st.message());
+    Config run = hopper_step(step12_info());
     run.name += " (run(): width " + std::to_string(chosen) + ")";
-    std::vector<Config> configs = {run, hopper_step(step09_info()), hopper_step(step10_info())};
+    std::vector<Config> configs = {run, hopper_step(step09_info()), hopper_step(step10_info()),
+                                   hopper_step(step11_info())};
     for (int width : {256, 192, 128, 64})
-      for (bool split : {true, false}) configs.push_back(step11_width(width, split));
+      for (bool split : {true, false}) configs.push_back(step12_width(width, split));
     if (!lab.check_and_time(s, "", configs, kWarmup, kRuns)) return kExitFailure;
   }
   return kExitMatch;

@@ -1,38 +1,21 @@
-// GEMM, step by step -- hopper track (sm_90a: H100, H200), step 11, beyond the ten: shapes.
+// GEMM, step by step -- hopper track (sm_90a: H100, H200), step 12 of 12: the tile per problem.
 //
-//   1 single tile   2 K loop   3 tiling   4 TMA   5 pipelining   6 persistent
-//   7 warp specialization   8 deep pipeline   9 2-CTA cluster   10 multi-consumer   11 shapes
+// D[M,N] = A[M,K] * B[N,K]^T in fp16, summed in fp32. Each step's file is the previous step's plus
+// one lesson (step 1 is the start), so `diff` against the previous step's file is the lesson in
+// code. README.md beside this file explains it; the top README and docs/design.md explain the
+// ladder and the kernel as a whole.
 //
-// D[M,N] = A[M,K] * B[N,K]^T for any M >= 1 and N, K multiples of 8: a resident grid of 2-CTA
-// clusters (step 10's kernel: 128-row tiles, one producer and TWO consumer warpgroups per CTA)
-// that loop over work items: whole tiles, and in the last wave parts of tiles split along K. The
-// tile's width, 64 to 256 columns, is chosen per problem.
-//
-// What this step adds (to step 10): the work fitted to the machine: the last wave split along K,
-// and the tile's width chosen per problem.
-//   1. With T tiles for C clusters, the last wave has only T % C tiles and leaves the other
-//      clusters idle for a whole tile's time. SplitK (common/split_k.cuh) cuts each of those tiles
-//      along K into S <= C / (T % C) parts of at least kMinSplitSlices K slices, at most kMaxSplits
-//      parts: the last wave then keeps (nearly) every cluster busy. The clusters walk work
-//      items, each a tile and a range of its K slices; a whole tile is an item of every slice.
-//   2. The parts of a split tile meet in global memory: each consumer stores its fp32 rows to its
-//      own slot (a part, a CTA, a consumer) in this stream's scratch (common/scratch.h), with a
-//      ticket counter per tile, CTA and consumer beside it.
-//   3. Publishing a part: after its warpgroup's named barrier, thread 0 takes a ticket (atom.add,
-//      relaxed, GPU scope) between two fence.acq_rel.gpu (common/global_memory.cuh): the first
-//      releases the warpgroup's stores, the second acquires every earlier part's.
-//   4. The part that takes the last ticket adds every part's slot up in part order, 0 .. S - 1, not
-//      in the order they finished, so D is the same bit for bit from run to run; it stores the
-//      tile through the usual epilogue and zeroes the ticket for the next launch.
-//   5. The launcher launches every cluster that has an item when the last wave is split
-//      (SplitK::grid), and finds the scratch for the split tiles.
-//   6. The kernel is a template on the tile's width kTileN (64, 128, 192 or 256 columns; 128 rows
-//      as step 10's default): what depends on it (the ring's depth, the staging, the wgmma's N)
-//      is a variable template of kTileN. Step 10's 256x128 build option is gone: width is the knob.
-//   7. choose_tile_n: run() picks the width whose busiest cluster has the least work, counted in
-//      K slices of its tiles and parts, each slice weighted by its width's cost (kWidths; the rule
-//      is common/tile_width.cuh's), from the problem's shape and the clusters the GPU holds. No
-//      timing at run time.
+// What this step adds:
+//   1. The kernel is a template on the tile's width, `kTileN` (64, 128, 192 or 256 columns), and so
+//      is everything that depends on it: the ring's depth (`ring_stages`), the staging
+//      (`kStagingBoxes`), the B half each CTA loads (`kBRowsPerCta`), the wgmma's N, the partial
+//      sums (`kPartialFloat4s`); `fits` checks each width's shared memory, and `run_width` launches
+//      one width.
+//   2. `choose_tile_n`: `run` picks the width whose busiest cluster has the least work, counted in
+//      K slices of its tiles and parts and weighted by each width's slice cost (`kWidths`,
+//      `kWidthRule`; the rule is `choose_width` of common/tile_width.cuh, which arrives with this
+//      lesson), from the problem's shape and the clusters the GPU holds. No timing at run time: a
+//      problem gets the same width, and the same D, every run.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -59,7 +42,7 @@
 #include "common/trace.cuh"
 #include "common/warp.cuh"
 
-namespace gemm::step11::hopper {
+namespace gemm::step12::hopper {
 
 using namespace gemm::hopper;
 
@@ -86,14 +69,14 @@ constexpr uint16_t kClusterMask = (1u << kClusterM) - 1;  // multicast to every 
 constexpr int kProducerWarpgroup = 0;
 constexpr int kFirstConsumerWarpgroup = 1;
 constexpr int kThreads = (1 + kConsumers) * kWarpgroupSize;
-// One CTA per SM. ptxas starts every thread with 65536 / 384 rounded down to a multiple of 8 =
-// 168 registers; setmaxnreg moves them from the producer to the consumers, and the totals must
-// match exactly (an .inc that finds too few registers in the CTA's pool waits for ever).
+// One CTA per SM. The launch gives every thread 65536 / 384 registers, rounded down to a multiple
+// of 8: 168. setmaxnreg moves them from the producer to the consumers: the warpgroups may hold no
+// more than that pool (an .inc waits until registers are free), and these counts fill it.
 constexpr int kCtasPerSm = 1;
 constexpr int kProducerRegs = 40;  // 3 x 168 - 2 x 232: what the consumers leave
 constexpr int kConsumerRegs = 232;
-static_assert(kProducerRegs + kConsumers * kConsumerRegs == (1 + kConsumers) * 168,
-              "setmaxnreg: the warpgroups' registers must add up to what the launch gave the CTA");
+static_assert(kProducerRegs + kConsumers * kConsumerRegs <= (1 + kConsumers) * (65536 / kThreads / 8 * 8),
+              "setmaxnreg: the warpgroups may hold no more registers than the launch gave the CTA");
 // Named barriers of the two consumers' epilogues: ids 1 and 2 (0 is __syncthreads).
 constexpr uint32_t kFirstEpilogueBarrier = 1;
 // The output tile is stored as boxes of kConsumerRows rows x 64 columns (a SW128 box row is at most
@@ -120,11 +103,7 @@ constexpr int kGroupM = 16;
 // several K slices of math, so a part must save more slices than that (NOTES.md: at 1024^3, two
 // parts of 8 slices are slower than none).
 constexpr int kMinSplitSlices = 12;
-#if defined(GEMM_STEP11_MAX_SPLITS)
-constexpr int kMaxSplits = GEMM_STEP11_MAX_SPLITS;  // 1: no split (NOTES.md measures both)
-#else
 constexpr int kMaxSplits = 16;
-#endif
 // A consumer's rows of a split tile in fp32: its 128 threads' accumulators, as float4s in the
 // order [register / 4][thread] (a warp's 32 float4 accesses are 512 contiguous bytes).
 template <int kTileN>
@@ -291,9 +270,10 @@ __device__ __forceinline__ void mma_tile(SharedStorage<kTileN>& smem, PipelineSt
 // boxes) -> TMA store, one 64-column box at a time, box b through slot b % kStagingBoxes. `c` is the
 // consumer, `t` the thread's index in its warpgroup; (m0, n0) is the origin of the consumer's rows.
 template <int kTileN>
-__device__ __forceinline__ void epilogue(SharedStorage<kTileN>& smem,
-                                         const float (&acc)[kConsumerHalves][kAccRegs<kTileN>],
-                                         const CUtensorMap* map_d, int64_t m0, int64_t n0, int64_t N, int c, int t) {
+__device__ __forceinline__ void epilogue_tile(SharedStorage<kTileN>& smem,
+                                              const float (&acc)[kConsumerHalves][kAccRegs<kTileN>],
+                                              const CUtensorMap* map_d, int64_t m0, int64_t n0, int64_t N, int c,
+                                              int t) {
   const TraceEpilogue traced_epilogue;
   const uint32_t bar = kFirstEpilogueBarrier + c;  // this consumer's named barrier: its 128 threads only
 #pragma unroll
@@ -419,7 +399,7 @@ __device__ __forceinline__ void consumer(SharedStorage<kTileN>& smem, const CUte
     // BEGIN SOLUTION step11: a part of a split item (item.parts > 1) goes on to the epilogue only if reduce_split says it is the last part to finish.
     if (item.parts > 1 && !reduce_split(smem, acc, scratch, item, rank, c, t)) continue;
     // END SOLUTION step11
-    epilogue(smem, acc, map_d, m0, tile.n * kTileN, N, c, t);
+    epilogue_tile(smem, acc, map_d, m0, tile.n * kTileN, N, c, t);
   }
   // The CTA's shared memory is released when it exits: the last store must have read it first.
   // (Its writes to D may still be in flight; the kernel's completion covers them.)
@@ -465,15 +445,10 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   // END SOLUTION step10
 }
 
-// The launcher of one width, with its knobs exposed: `group_m`, the L2 group size, `clusters`, the
-// grid in clusters (<= 0: every cluster that fits on the GPU at once, the persistent grid), and the
-// split of the last wave: at least `min_split_slices` K slices per part, at most `max_splits` parts
-// (1: no split). Every grid and split computes a correct D; its float rounding depends on both
-// (the K order of a tile follows its worker's turn, and a split tile adds its parts in part order).
+// The launcher of one width.
 template <int kTileN>
-Status run_width(const Problem& p, cudaStream_t stream, int group_m, int clusters, int min_split_slices,
-                 int max_splits) {
-  const TileScheduler sched((p.m + kTileM - 1) / kTileM, (p.n + kTileN - 1) / kTileN, kClusterM, group_m);
+Status run_width(const Problem& p, cudaStream_t stream) {
+  const TileScheduler sched((p.m + kTileM - 1) / kTileM, (p.n + kTileN - 1) / kTileN, kClusterM, kGroupM);
   const int64_t k_slices = (p.k + kTileK - 1) / kTileK;
   // The tensor maps: A (M x K) in boxes of one K slice of a tile, B (N x K) in boxes of one K slice
   // of half a tile (each CTA loads one half), D (M x N) in boxes of one consumer's rows x 64
@@ -490,15 +465,13 @@ Status run_width(const Problem& p, cudaStream_t stream, int group_m, int cluster
   cfg.stream = stream;
   // The persistent grid: the clusters resident at once (one CTA per SM, both CTAs of a cluster in
   // one GPC), and the work split for that many; SplitK::grid then says how many to launch (every
-  // cluster with an item when the last wave is split, else the grid of whole waves). An explicit
-  // `clusters` is taken as it is: with more clusters than items, some find no work and just exit
-  // (both CTAs alike).
-  const bool persistent = clusters <= 0;
-  if (persistent)
-    if (Status s = resident_clusters(kernel<kTileN>, kThreads, cfg.smem_bytes, kClusterM, &clusters); !s.ok()) return s;
-  const SplitK split(sched.num_work(), clusters, k_slices, min_split_slices, max_splits);
-  if (persistent) clusters = static_cast<int>(split.grid());
-  cfg.grid = dim3(static_cast<unsigned>(clusters * kClusterM));
+  // cluster with an item when the last wave is split, else the grid of whole waves). Any grid and
+  // split computes a correct D; its float rounding depends on both (the K order of a tile follows
+  // its worker's turn, and a split tile adds its parts in part order).
+  int clusters = 0;
+  if (Status s = resident_clusters(kernel<kTileN>, kThreads, cfg.smem_bytes, kClusterM, &clusters); !s.ok()) return s;
+  const SplitK split(sched.num_work(), clusters, k_slices, kMinSplitSlices, kMaxSplits);
+  cfg.grid = dim3(static_cast<unsigned>(split.grid() * kClusterM));
   // The split tiles' tickets and partial sums, in this stream's scratch (zero tickets, left zero).
   SplitScratch scratch;
   if (split.parts() > 1) {
@@ -511,16 +484,16 @@ Status run_width(const Problem& p, cudaStream_t stream, int group_m, int cluster
     scratch.partials = static_cast<float4*>(buffers.data);
     scratch.tickets = buffers.counters;
   }
-  return launch(kernel<kTileN>, cfg, map_a, map_b, map_d, p.m, p.n, group_m, split, scratch);
+  return launch(kernel<kTileN>, cfg, map_a, map_b, map_d, p.m, p.n, kGroupM, split, scratch);
 }
 
-// The widths run() chooses from, each with what one K slice of its CTA tile costs: the time of a
-// slice at 4096^3 and 8192x2048x4096 (NOTES.md, the width sweep), scaled so that 256 columns cost
-// 256. Narrow tiles cost more per column: the same A box and barrier round trips serve fewer.
+// The widths run() chooses from, each with what one K slice of its CTA tile costs, scaled so that
+// 256 columns cost 256 (README.md: the width sweep). Narrow tiles cost more per column: the same A
+// box and barrier round trips serve fewer columns.
 constexpr TileWidth kWidths[] = {{256, 256}, {192, 190}, {128, 136}, {64, 100}};
-// The rule (common/tile_width.cuh): the split as run_width makes it; a split part's round trip
-// through global memory costs about 14 slices (NOTES.md); the rule's error on the sweep is a few
-// percent, so a narrower width must promise at least 5 % less work to be taken.
+// The rule (common/tile_width.cuh): the split as run_width makes it, what a split part's round trip
+// through global memory costs in K slices, and how much less work a narrower width must promise to
+// be taken, against the rule's error on the sweep (README.md says where each number comes from).
 constexpr WidthRule kWidthRule = {kMinSplitSlices, kMaxSplits, /*split_cost_slices=*/14, /*narrower_gain_percent=*/5};
 
 // The width run() uses: the one whose busiest cluster has the least work, counted in K slices of
@@ -535,25 +508,18 @@ Status choose_tile_n(const Problem& p, int* tile_n) {
   return {};
 }
 
-// The launcher of any width: `tile_n` the columns of one of kWidths, or 0 for choose_tile_n's; the other
-// knobs as run_width's.
-Status run_with(const Problem& p, cudaStream_t stream, int tile_n, int group_m, int clusters, int min_split_slices,
-                int max_splits) {
+Status run(const Problem& p, cudaStream_t stream) {
   if (Status s = check_problem(Contract::general, p); !s.ok()) return s;
-  if (tile_n == 0)
-    if (Status s = choose_tile_n(p, &tile_n); !s.ok()) return s;
+  int tile_n = 0;
+  if (Status s = choose_tile_n(p, &tile_n); !s.ok()) return s;
   switch (tile_n) {
-    case 256: return run_width<256>(p, stream, group_m, clusters, min_split_slices, max_splits);
-    case 192: return run_width<192>(p, stream, group_m, clusters, min_split_slices, max_splits);
-    case 128: return run_width<128>(p, stream, group_m, clusters, min_split_slices, max_splits);
-    case 64: return run_width<64>(p, stream, group_m, clusters, min_split_slices, max_splits);
+    case 256: return run_width<256>(p, stream);
+    case 192: return run_width<192>(p, stream);
+    case 128: return run_width<128>(p, stream);
+    case 64: return run_width<64>(p, stream);
     default:
-      return Status::failure("step 11: tile width " + std::to_string(tile_n) + " is not one of 256, 192, 128, 64");
+      return Status::failure("step 12: tile width " + std::to_string(tile_n) + " is not one of 256, 192, 128, 64");
   }
 }
 
-Status run(const Problem& p, cudaStream_t stream) {
-  return run_with(p, stream, /*tile_n=*/0, kGroupM, /*clusters=*/0, kMinSplitSlices, kMaxSplits);
-}
-
-}  // namespace gemm::step11::hopper
+}  // namespace gemm::step12::hopper
