@@ -105,14 +105,15 @@ TEST(BlackwellIdesc, PairM256N128) {
   static_assert(make_idesc_f16(2, 256, 128) == 0x10200010u, "a constant expression, as step 9's kIdesc");
 }
 
-// Step 11's pair MMAs at its narrower widths, M256 (cta_group::2) at N = 192, 128 and 64 (N256 is
-// in WorkedValuesF16). Only the N field differs from step 9's 0x10200010: dtype F32 1 << 4 = 0x10;
+// The pair MMA at other widths, M256 (cta_group::2) at N = 192, 128 and 64 (N256 is in
+// WorkedValuesF16): step 12's widths are 128 (steps 9-11's N) and 64; 192 is legal too, for a
+// wider configuration. Only the N field differs from step 9's 0x10200010: dtype F32 1 << 4 = 0x10;
 // atype = btype = F16 = 0; M >> 4 = 256 / 16 = 16 at bits 24-28 -> 16 << 24 = 0x10000000; then
 //   N = 192: N >> 3 = 24 at bits 17-22 -> 24 << 17 = 0x18 x 0x20000 = 0x300000 -> 0x10300010
 //   N = 128: N >> 3 = 16               -> 16 << 17 = 0x10 x 0x20000 = 0x200000 -> 0x10200010
 //   N =  64: N >> 3 =  8               ->  8 << 17 = 0x08 x 0x20000 = 0x100000 -> 0x10100010
 // Each N is a multiple of 16 in [16, 256], legal under cta_group::2.
-TEST(BlackwellIdesc, PairM256Step11Widths) {
+TEST(BlackwellIdesc, PairM256Step12Widths) {
   EXPECT_EQ(make_idesc_f16(2, 256, 192), 0x10300010u);
   EXPECT_EQ(make_idesc_f16(2, 256, 128), 0x10200010u);
   EXPECT_EQ(make_idesc_f16(2, 256, 64), 0x10100010u);
@@ -120,8 +121,8 @@ TEST(BlackwellIdesc, PairM256Step11Widths) {
   EXPECT_EQ(bits(make_idesc_f16(2, 256, 64), 17, 22), 8u);    // N >> 3 = 64 / 8
   EXPECT_TRUE(idesc_f16_shape_ok(2, 256, 192));
   EXPECT_TRUE(idesc_f16_shape_ok(2, 256, 64));
-  static_assert(make_idesc_f16(2, 256, 192) == 0x10300010u, "a constant expression, as step 11's kIdesc<192>");
-  static_assert(make_idesc_f16(2, 256, 64) == 0x10100010u, "a constant expression, as step 11's kIdesc<64>");
+  static_assert(make_idesc_f16(2, 256, 192) == 0x10300010u, "a constant expression, as a kIdesc<192> would be");
+  static_assert(make_idesc_f16(2, 256, 64) == 0x10100010u, "a constant expression, as step 12's kIdesc<64>");
 }
 
 TEST(BlackwellIdesc, ShapeRules) {
@@ -221,6 +222,18 @@ TEST(BlackwellSmemDesc, HalfBTileOfThePair) {
   EXPECT_EQ(make_smem_desc_k_sw128(0x24060), 0x4000404000012406ull);
 }
 
+TEST(BlackwellSmemDesc, SecondBlockOfA) {
+  // Steps 10-12: a stage holds A's two 128-row blocks, 128 x 64 fp16 = 16 KB = 0x4000 each, and MMA
+  // warp 1 reads block 1 (a_block = 1 x 128 x 64 x 2 bytes). With A's ring at 0x400 (its stage 0),
+  // block 1 starts at 0x400 + 0x4000 = 0x4400 -> start field 0x4400 >> 4 = 0x440; stage 1 (32 KB,
+  // 0x8000, further) at 0xC400 -> 0xC40. SBO 1024 B, LBO 16 B and SWIZZLE_128B as for block 0: a
+  // block is eight-row groups of 1024 B like any SW128 tile.
+  EXPECT_EQ(make_smem_desc_k_sw128(0x400 + 1 * 128 * 64 * 2), 0x4000404000010440ull);
+  EXPECT_EQ(make_smem_desc_k_sw128(0x400 + 0x8000 + 1 * 128 * 64 * 2), 0x4000404000010C40ull);
+  // Its k16 steps advance the start field by 2 (32 B), as block 0's: 0x4400 + 96 -> 0x446.
+  EXPECT_EQ(make_smem_desc_k_sw128(0x4400 + 96), 0x4000404000010446ull);
+}
+
 TEST(BlackwellSmemDesc, StartAddressField) {
   // Bits 0-13 hold (addr & 0x3FFFF) >> 4: 0x3FFF0 -> 0x3FFF, the largest start field.
   EXPECT_EQ(bits(make_smem_desc_k_sw128(0x3FFF0), 0, 13), 0x3FFFull);
@@ -289,6 +302,22 @@ TEST(BlackwellTmem, WarpLaneQuarter) {
   EXPECT_EQ(tmem_lane_base(4), 0u);
   EXPECT_EQ(tmem_lane_base(7), 96u);
   EXPECT_EQ(tmem_lane_base(9), 32u);
+}
+
+TEST(BlackwellTmem, ConsumerAccumulators) {
+  // Steps 10-12: consumer i's accumulator starts at column kTileN x i of the CTA's allocation
+  // (tmem_acc + i * kTileN): lane 0, column 128 (steps 10-11, 2 x 128 of an allocation of 256
+  // columns) or column 64 (step 12 at 64 columns, 2 x 64 of 128). An allocation starting at column
+  // 0x80 (a second CTA's, say) puts consumer 1's at 0x80 + 0x80 = 0x100, lane 0.
+  EXPECT_EQ(tmem_addr(0, 0, 128), 0x00000080u);
+  EXPECT_EQ(tmem_addr(0, 0, 64), 0x00000040u);
+  EXPECT_EQ(tmem_addr(0x80, 0, 128), 0x00000100u);
+  // Warp 5 of the second epilogue warpgroup (warps 4-7) reads lanes 32 (5 % 4) = 32 ..: consumer 1
+  // at 128 columns, its box 1 (columns 64 ..): lane 32 << 16 = 0x200000 | column 128 + 64 = 0xC0.
+  EXPECT_EQ(tmem_addr(0 + 128, tmem_lane_base(5), 64), 0x002000C0u);
+  // The allocations: 2 x 128 and 2 x 64 columns are powers of 2 in [32, 512].
+  EXPECT_TRUE(tmem_alloc_columns_ok(2 * 128));
+  EXPECT_TRUE(tmem_alloc_columns_ok(2 * 64));
 }
 
 TEST(BlackwellTmem, AllocColumns) {

@@ -1,4 +1,4 @@
-// choose_width (common/tile_width.cuh): step 11's rule for the tile width per problem. Expected
+// choose_width (common/tile_width.cuh): step 12's rule for the tile width per problem. Expected
 // values worked out by hand from the rule: T tiles of k K slices on C workers; the busiest worker
 // runs T / C whole tiles and, if R = T % C > 0, one more tile or, when SplitK splits the last wave
 // in S = min(C / R, k / min_split_slices, max_splits) > 1 parts, the larger part, ceil(k / S), plus
@@ -10,7 +10,7 @@
 namespace gemm {
 namespace {
 
-// Step 11's hopper values: 128-row tiles, 2-CTA clusters along M, 64-deep K slices, 66 clusters
+// Step 12's hopper values: 128-row tiles, 2-CTA clusters along M, 64-deep K slices, 66 clusters
 // (an H100 or H200), the widths' slice costs and the rule's knobs.
 constexpr TileWidth kWidths[] = {{256, 256}, {192, 190}, {128, 136}, {64, 100}};
 constexpr WidthRule kRule = {/*min_split_slices=*/12, /*max_splits=*/16, /*split_cost_slices=*/14,
