@@ -9,6 +9,10 @@ Markdown of docs/results.md, publishing a run into docs/, and the READMEs' table
       # output: --log, or the .log beside the JSON), results.png and results.svg (bench/plot.py),
       # results.md (the markdown); then the READMEs' tables (below) from that JSON.
       # docs/results.* are made only this way.
+  python3 bench/report.py merge    first.json second.json [...] --out results/bench.json
+      # one run made of parts, for a run longer than one sitting allows: each part run with
+      # --sizes (or --benchmark_filter) on the same GPU, commit and software; the first part's
+      # (benchmark, shape) wins where two parts have one; the context lists every part's command
   python3 bench/report.py readmes  docs/results.json [--check]
       # the tables between <!-- results:... --> markers in README.md and steps/*/README.md
       # (bench/readmes.py); --check changes nothing and exits 1 if one is not the JSON's
@@ -21,7 +25,9 @@ Plain Python 3, no third-party package: CI runs it.
 """
 
 import argparse
+import json
 import os
+import shlex
 import shutil
 import sys
 
@@ -72,6 +78,21 @@ def describe_gpu(c):
     if c.get("gpu_l2_bytes"):
         parts.append(f"{int(c['gpu_l2_bytes']) / 2**20:.0f} MiB L2")
     return ", ".join(parts)
+
+
+def describe_command(c):
+    """The run's command; a merged run's parts (report.py merge) are listed below the table."""
+    parts = c.get("parts")
+    return f"`{c.get('command', 'gemm_bench')}`" if not parts else f"{len(parts)} parts, below"
+
+
+def describe_parts(c):
+    """A merged run's parts, a line each (their commands hold `|`, which a table cell cannot)."""
+    parts = c.get("parts")
+    if not parts:
+        return []
+    return ["The run in parts, merged with `python3 bench/report.py merge` (bench/README.md, \"Publishing\"):", ""] + \
+        [f"- {p['date']}: `{p['command']}` ({p['benchmarks_kept']} benchmarks)" for p in parts] + [""]
 
 
 def describe_software(c):
@@ -134,9 +155,10 @@ def render_markdown(results, plot_name="results", with_log=False):
         f"| date | {date} |",
         f"| commit | `{c.get('git_commit', '?')}` |",
         f"| track | {c.get('track', '?')} (steps {c.get('steps', '?')}) |",
-        f"| command | `{c.get('command', 'gemm_bench')}` |",
+        f"| command | {describe_command(c)} |",
         f"| statistic | median of {results.repetitions()} repetitions |",
         "",
+    ] + describe_parts(c) + [
         "## TFLOPS",
         "",
         md_table(header, tf, "TFLOPS"),
@@ -212,16 +234,64 @@ def publish(json_path, docs, log=None):
     publish_readmes(results, docs)
     return plot.main([base + ".json", base])
 
+# What must be the same in every part of a merged run: the code, the GPU and the software.
+SAME_IN_EVERY_PART = ("git_commit", "gpu_description", "nvidia_driver", "cublas", "cuda_runtime", "track", "steps")
+
+
+def cell(benchmark):
+    """(benchmark, shape) of one JSON entry: "step11/1024x1024x1024/manual_time_median"."""
+    return tuple(benchmark["name"].split("/")[:2])
+
+
+def merge(paths, out):
+    """One run's JSON from parts (see the docstring); the first part's context, its command the
+    parts' commands joined, and `parts`: each part's date, command and count of benchmarks kept."""
+    runs = []
+    for path in paths:
+        with open(path) as f:
+            runs.append(json.load(f))
+    first = runs[0]["context"]
+    for path, run in zip(paths[1:], runs[1:]):
+        for key in SAME_IN_EVERY_PART:
+            if run["context"].get(key) != first.get(key):
+                print(f"error: {path}: {key} is {run['context'].get(key)!r}, {paths[0]} has {first.get(key)!r}: "
+                      "the parts of one run must share the commit, the GPU and the software", file=sys.stderr)
+                return 1
+    merged = {"context": dict(first), "benchmarks": []}
+    earlier, parts = set(), []  # the (benchmark, shape) cells of the parts before this one
+    for run in runs:
+        mine = [b for b in run["benchmarks"] if cell(b) not in earlier]
+        merged["benchmarks"] += mine
+        earlier |= {cell(b) for b in mine}
+        command = run["context"].get("command") or "gemm_bench"
+        parts.append({"date": run["context"].get("date"), "command": shlex.join(shlex.split(command)),
+                      "benchmarks_kept": len({cell(b) for b in mine})})
+    merged["context"]["command"] = " ; ".join(p["command"] for p in parts)
+    merged["context"]["parts"] = parts
+    with open(out, "w") as f:
+        json.dump(merged, f, indent=2)
+        f.write("\n")
+    print(f"wrote {out}: {len(merged['benchmarks'])} entries from {len(paths)} parts")
+    return 0
+
 
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("command", choices=["table", "markdown", "publish", "readmes"])
-    p.add_argument("json", help="gemm_bench's JSON (--benchmark_out)")
+    p.add_argument("command", choices=["table", "markdown", "publish", "readmes", "merge"])
+    p.add_argument("json", nargs="+", help="gemm_bench's JSON (--benchmark_out); merge: the parts, first wins")
+    p.add_argument("--out", help="merge: the JSON to write")
     p.add_argument("--docs", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs"),
                    help="where publish writes, and whose parent holds the READMEs (default: the repository's docs/)")
     p.add_argument("--log", help="publish: the run's console output, kept as results.log (default: the .log beside the JSON)")
     p.add_argument("--check", action="store_true", help="readmes: change nothing; exit 1 if a table is not the JSON's")
     args = p.parse_args(argv)
+    if args.command == "merge":
+        if len(args.json) < 2 or not args.out:
+            p.error("merge needs two or more JSONs and --out")
+        return merge(args.json, args.out)
+    if len(args.json) != 1:
+        p.error(f"{args.command} takes one JSON")
+    args.json = args.json[0]
     if args.command == "publish":
         return publish(args.json, os.path.normpath(args.docs), args.log)
     results = load(args.json)

@@ -63,7 +63,14 @@ commit=${GEMM_GIT_COMMIT:-$(git describe --always --dirty --abbrev=12 2>/dev/nul
 echo "== gemm_bench: ${bench_args[*]:-default sizes}"
 command="tools/compare.sh --preset $preset"
 [ $docs = 1 ] && command+=" --docs"
-GEMM_GIT_COMMIT=$commit GEMM_BENCH_COMMAND="$command${bench_args[*]:+ ${bench_args[*]}}" \
+# Each flag as a shell would need it typed: quoted where it holds more than plain characters.
+for arg in "${bench_args[@]}"; do
+  case $arg in
+    *[!A-Za-z0-9_./=,:+^-]*) command+=" '${arg//\'/\'\\\'\'}'" ;;
+    *) command+=" $arg" ;;
+  esac
+done
+GEMM_GIT_COMMIT=$commit GEMM_BENCH_COMMAND="$command" \
   "$bin" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
   --benchmark_out="$json" --benchmark_out_format=json "${bench_args[@]}" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
