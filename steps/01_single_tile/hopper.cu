@@ -76,8 +76,13 @@ __global__ void __launch_bounds__(kThreads) kernel(const __half* A, const __half
   // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
   const TraceTile traced(TraceRole::cta, blockIdx.x);
 
-  // Not zeroed: the tile's first wgmma runs with scale-d = 0, which ignores what the registers hold.
   float acc[2][kAccRegs];  // rows 0-63 and 64-127 of the tile
+  // Zeroed, though the tile's first wgmma runs with scale-d = 0 and ignores them: left unset, they
+  // made ptxas schedule steps 5 and 6 worse, and those ran slower (steps/05_pipeline/NOTES.md).
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int i = 0; i < kAccRegs; ++i) acc[h][i] = 0.0f;
 
   // BEGIN SOLUTION step01: descriptors of the SW128 tiles (start + 32 B per k16 slice, + 64 rows * 128 B per M half); accumulate from the second slice on.
   wgmma_fence_operands(acc[0]);

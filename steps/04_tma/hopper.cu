@@ -89,8 +89,13 @@ __global__ void __launch_bounds__(kThreads)
   // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
   const TraceTile traced(TraceRole::cta, blockIdx.x);
 
-  // Not zeroed: the tile's first wgmma runs with scale-d = 0, which ignores what the registers hold.
   float acc[2][kAccRegs];  // rows 0-63 and 64-127 of the tile
+  // Zeroed, though the tile's first wgmma runs with scale-d = 0 and ignores them: left unset, they
+  // made ptxas schedule steps 5 and 6 worse, and those ran slower (steps/05_pipeline/NOTES.md).
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int i = 0; i < kAccRegs; ++i) acc[h][i] = 0.0f;
 
   for (int64_t k0 = 0; k0 < K; k0 += kTileK) {
     // BEGIN SOLUTION step04: thread 0 announces kStageBytes on `full` (arrive.expect_tx), then loads the boxes at {k0, m0} of A and {k0, n0} of B; everyone waits on `full`, whose phase flips once per slice (parity = slice index & 1).

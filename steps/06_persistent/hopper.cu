@@ -224,7 +224,6 @@ __global__ void __launch_bounds__(kThreads)
   }
   __syncthreads();  // nobody uses a barrier before it is initialised
 
-  // Not zeroed: the tile's first wgmma runs with scale-d = 0, which ignores what the registers hold.
   float acc[2][kAccRegs];  // rows 0-63 and 64-127 of the tile
 
   // Producer and consumers each keep their own place in the ring (thread 0 is both), across tiles.
@@ -250,6 +249,12 @@ __global__ void __launch_bounds__(kThreads)
     // END SOLUTION step06
     // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
     const TraceTile traced(TraceRole::cta, cursor.unit);
+    // Zeroed, though the tile's first wgmma runs with scale-d = 0 and ignores them: left unset, they
+    // made ptxas schedule this step and step 5 worse, and both ran slower (steps/05_pipeline/NOTES.md).
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int i = 0; i < kAccRegs; ++i) acc[h][i] = 0.0f;
     mma_tile(smem, write, read, acc, &map_a, &map_b, m0, n0, k_slices, turn);
     // Every warp has passed its wait_group 0: no wgmma reads the stages any more, and the epilogue may
     // write the output tile into the A buffers.

@@ -21,6 +21,8 @@
 //      has read that buffer (`tma_store_wait_group_read`), and syncs on a named barrier of its own
 //      (`kEpilogueBarrier`, `named_barrier_sync`), since `__syncthreads` would wait for the
 //      producer too.
+//   5. The consumer leaves its accumulators unset: the tile's first wgmma runs with scale-d = 0,
+//      which ignores them (steps 1-6 zero them only because ptxas schedules those kernels better so).
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
