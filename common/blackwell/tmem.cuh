@@ -68,6 +68,17 @@ GEMM_HD float tmem_f32(uint32_t bits) {
 #endif
 }
 
+// The bits of an fp32 value, as a TMEM cell holds them (tmem_f32 the other way round).
+GEMM_HD uint32_t f32_bits(float f) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(f);
+#else
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+#endif
+}
+
 #if defined(__CUDACC__)
 
 // Allocates NumColumns TMEM columns (all 128 lanes) and writes their address to *slot.

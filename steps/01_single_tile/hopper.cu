@@ -15,7 +15,8 @@
 //      barrier waits for every writer.
 //   4. The warpgroup issues 2 (64-row halves) x 4 (k16 slices) `wgmma_f32_f16_ss` m64n128k16 on
 //      shared-memory descriptors (`make_wgmma_desc_k_sw128`), the first without accumulating,
-//      commits them (`wgmma_commit_group`) and waits (`wgmma_wait_group`).
+//      commits them (`wgmma_commit_group`) and waits (`wgmma_wait_group`). The accumulators (`acc`)
+//      are zeroed first all the same (the comment above the loop says why).
 //   5. Each thread converts its accumulator registers to fp16 and stores them to D at the row and
 //      column the wgmma fragment gives them (`wgmma_acc_row`, `wgmma_acc_col`).
 //   6. The timeline's spans (`TraceTile`, `TraceEpilogue`; docs/timeline.md), which every step

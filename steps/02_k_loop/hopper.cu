@@ -9,7 +9,7 @@
 //   1. A loop over K in slices of 64 (`kTileK`): shared memory holds one slice of A and B at a
 //      time; `run` takes any K that is a multiple of 64 (`Contract::k_loop`).
 //   2. The tile's first wgmma runs with scale-d = 0 and every later one accumulates
-//      (`wgmma_f32_f16_ss`'s last argument, `ks > 0 || k > 0`).
+//      (`wgmma_f32_f16_ss`'s last argument, `k0 > 0 || k > 0`).
 //   3. A CTA barrier (`__syncthreads`) after each slice's `wgmma_wait_group`: no thread overwrites
 //      shared memory before every warp's wgmmas are done with it.
 #include <cuda_fp16.h>

@@ -17,6 +17,8 @@
 //   4. Several CTAs share an SM's 512 TMEM columns: the launch asks for enough shared memory
 //      (`tmem_limited_smem_bytes`) that no more CTAs fit an SM than their allocations do, so no
 //      `tmem_alloc` waits for a neighbour.
+//   5. Warp 0 reconverges (`warp_sync`) before `tmem_dealloc`, which is `.sync.aligned`: the
+//      stores' edge checks may leave its lanes apart.
 #include <cuda_fp16.h>
 
 #include "common/blackwell/descriptors.cuh"

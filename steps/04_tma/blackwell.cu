@@ -21,6 +21,8 @@
 //      exits (`tma_store_commit_group`, `tma_store_wait_group_read`).
 //   5. The staging buffer makes each CTA large enough that shared memory, not TMEM, limits the CTAs
 //      per SM, so `tmem_limited_smem_bytes` is no longer needed.
+//   6. A CTA barrier per slice (`__syncthreads`) where step 3's copies ended in one: it keeps every
+//      thread within one phase of `mma_done`.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -125,7 +127,7 @@ __global__ void __launch_bounds__(kThreads)
   const TraceTile traced(TraceRole::cta, blockIdx.x);
 
   for (int64_t k0 = 0; k0 < K; k0 += kTileK) {
-    // BEGIN SOLUTION step04: thread 0 announces kStageBytes on `tma2mma` (arrive.expect_tx), loads the boxes at {k0, m0} of A and {k0, n0} of B, and waits on `full` (parity = slice index & 1) before it issues the MMAs; tcgen05.fence::after_thread_sync after the wait.
+    // BEGIN SOLUTION step04: thread 0 announces kStageBytes on `tma2mma` (arrive.expect_tx), loads the boxes at {k0, m0} of A and {k0, n0} of B, and waits on `tma2mma` (parity = slice index & 1) before it issues the MMAs; tcgen05.fence::after_thread_sync after the wait.
     if (threadIdx.x == 0) {
       mbarrier_arrive_expect_tx(&smem.tma2mma, kStageBytes);
       tma_load_2d(smem.a, &map_a, &smem.tma2mma, static_cast<int32_t>(k0), static_cast<int32_t>(m0));

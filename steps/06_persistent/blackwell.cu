@@ -8,7 +8,7 @@
 // What this step adds:
 //   1. A resident grid: `run` asks `resident_ctas` (common/device.cuh) how many CTAs of this kernel
 //      the GPU holds at once (three per SM: shared memory) and launches that many, no more than
-//      there are tiles.
+//      there are tiles (so the grid's limit, `kMaxDim`, no longer bounds the tile count).
 //   2. The `TileScheduler` (common/scheduler.cuh, which arrives with this lesson) numbers the tiles
 //      in L2-friendly groups of `kGroupM` tile rows; CTA blockIdx.x of gridDim.x walks units
 //      blockIdx.x, blockIdx.x + gridDim.x, ... (`WorkCursor`). It takes a cluster size from the
@@ -16,8 +16,8 @@
 //   3. K forward on one tile, backward on the next (`k_slice_in_turn` of the CTA's `turn`): each
 //      wave of tiles starts on the slices the wave before it loaded last, the likeliest to be in
 //      L2.
-//   4. The tile loop calls two functions, `mma_tile` (thread 0) and `epilogue` (every thread),
-//      which hold step 5's K loop and epilogue; set-up (the TMEM allocation among it) stays once
+//   4. The tile loop calls two functions, `mma_tile` (thread 0) and `epilogue_tile` (every
+//      thread), which hold step 5's K loop and epilogue; set-up (the TMEM allocation among it) stays once
 //      per CTA, the `PipelineState`s live across tiles, and the producer's tail runs once, after
 //      the last tile.
 //   5. `mma2ld` completes once per tile: this CTA's tile `local` waits on parity local & 1. The
@@ -70,7 +70,7 @@ constexpr int kStoreBoxes = kTileN / kStoreCols;
 // delivers the whole box, the zeros it fills past the edges included.
 constexpr uint32_t kStageBytes = (kTileM + kTileN) * kTileK * sizeof(__half);
 static_assert(kStageBytes == 32768, "A 128x64 + B 128x64 fp16");
-// Tile rows per L2 group of the scheduler: the hopper track's choice (README.md, NOTES.md).
+// Tile rows per L2 group of the scheduler: the hopper track's measured value (step 6's README.md).
 constexpr int kGroupM = 16;
 
 // Every tile is rows x 128 bytes in the SW128 layout and starts on a 1024-byte boundary (the

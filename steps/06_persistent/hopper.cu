@@ -7,7 +7,8 @@
 //
 // What this step adds:
 //   1. A resident grid: `run` asks `resident_ctas` (common/device.cuh) how many CTAs of this kernel
-//      the GPU holds at once and launches that many, no more than there are tiles. Two fit an SM,
+//      the GPU holds at once and launches that many, no more than there are tiles (so the grid's
+//      limit, `kMaxDim`, no longer bounds the tile count). Two fit an SM,
 //      not three as in step 5: the tile loop keeps values computed once per CTA live across tiles,
 //      on top of the accumulators (the note above `kernel`).
 //   2. The `TileScheduler` (common/scheduler.cuh, which arrives with this lesson) numbers the tiles
@@ -17,9 +18,9 @@
 //   3. K forward on one tile, backward on the next (`k_slice_in_turn` of the CTA's `turn`): each
 //      wave of tiles starts on the slices the wave before it loaded last, the likeliest to be in
 //      L2.
-//   4. The tile loop calls two functions, `mma_tile` and `epilogue`, which hold step 5's main loop
-//      and epilogue; set-up stays once per CTA, and the `PipelineState`s live across tiles, so the
-//      barriers count phases from tile to tile.
+//   4. The tile loop calls two functions, `mma_tile` and `epilogue_tile`, which hold step 5's main
+//      loop and epilogue; set-up stays once per CTA, and the `PipelineState`s live across tiles, so
+//      the barriers count phases from tile to tile.
 //   5. The next tile's first slices (`prefetch_tile`) go into the A buffers the epilogue staged its
 //      tile in: thread 0 loads them once the TMA store has read those buffers
 //      (`tma_store_wait_group_read`).
@@ -66,7 +67,7 @@ static_assert(kStageBytes == 32768, "A 128x64 + B 128x64 fp16");
 constexpr uint32_t kReleaseArrivals = kThreads / kWarpSize;
 // Tile rows per L2 group of the scheduler. Groups of several rows let the CTAs running at the same
 // time share rows of A and columns of B in L2; one row per group (walking along N) shares only B.
-// README.md says why 16.
+// Step 6's README.md says why 16.
 constexpr int kGroupM = 16;
 
 // Every tile is rows x 128 bytes in the SW128 layout and starts on a 1024-byte boundary (the
@@ -202,8 +203,8 @@ __device__ __forceinline__ void epilogue_tile(SharedStorage& smem, const float (
 
 // No cap on registers. The tile loop makes ptxas keep values it computes once per CTA (the
 // epilogue's shared-memory offsets, descriptor bases) live across every tile, on top of the 128
-// accumulator registers: more than three CTAs per SM leave a thread, so two CTAs fit an SM, not
-// three as in step 5. A cap that keeps three makes ptxas spill (README.md).
+// accumulator registers: more than the 168 a thread has when three CTAs share an SM, so two CTAs
+// fit an SM, not three as in step 5. A cap that keeps three makes ptxas spill (README.md).
 __global__ void __launch_bounds__(kThreads)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
            const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int64_t K, int group_m) {

@@ -11,9 +11,9 @@
 //      into the ring, waiting only for a free stage, then runs the tail; one elected thread of
 //      `kMmaWarp` runs `mma`, which calls `mma_tile` for each tile; warps 0-3 (`kEpilogueWarps`)
 //      run `epilogue`, which calls `epilogue_tile`.
-//   2. The MMA thread no longer refills stages, so it no longer waits for its own commits: nothing
-//      holds its issue back but a slice that has not landed, and the tensor core is not drained
-//      between slices.
+//   2. The MMA thread no longer refills stages, so it no longer waits for its own commits on
+//      `mma2tma`: nothing holds its issue back but a slice that has not landed (`tma2mma`), and
+//      the tensor core is not drained between slices.
 //   3. The accumulator gets a barrier each way: `mma2ld` (the tile's MMAs have completed) and
 //      `ld2mma` (the epilogue has read it, so the next tile's MMAs may overwrite it), in place of
 //      step 6's CTA barrier at the end of each tile.
@@ -22,8 +22,9 @@
 //      producer is filling the stages with the next tile's slices meanwhile. It syncs on a named
 //      barrier of its own (`kEpilogueBarrier`, `named_barrier_sync`). The staging buffer leaves
 //      room for two CTAs per SM, not three.
-//   5. Teardown after a CTA barrier between tcgen05 fences: every role has finished its tcgen05
-//      work before warp 0 frees the TMEM.
+//   5. Teardown after a CTA barrier (`__syncthreads`) between tcgen05 fences
+//      (`tcgen05_fence_before_thread_sync`): every role has finished its tcgen05 work before warp 0
+//      frees the TMEM (`tmem_dealloc`).
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -78,7 +79,7 @@ constexpr int kStoreBoxes = kTileN / kStoreCols;
 // delivers the whole box, the zeros it fills past the edges included.
 constexpr uint32_t kStageBytes = (kTileM + kTileN) * kTileK * sizeof(__half);
 static_assert(kStageBytes == 32768, "A 128x64 + B 128x64 fp16");
-// Tile rows per L2 group of the scheduler: the hopper track's measured value (step 6).
+// Tile rows per L2 group of the scheduler: the hopper track's measured value (step 6's README.md).
 constexpr int kGroupM = 16;
 
 // Every tile is rows x 128 bytes in the SW128 layout and starts on a 1024-byte boundary (the

@@ -21,8 +21,9 @@
 //      has read that buffer (`tma_store_wait_group_read`), and syncs on a named barrier of its own
 //      (`kEpilogueBarrier`, `named_barrier_sync`), since `__syncthreads` would wait for the
 //      producer too.
-//   5. The consumer leaves its accumulators unset: the tile's first wgmma runs with scale-d = 0,
-//      which ignores them (steps 1-6 zero them only because ptxas schedules those kernels better so).
+//   5. The consumer leaves its accumulators (`acc`) unset: the tile's first wgmma runs with scale-d
+//      = 0, which ignores them (steps 1-6 zero them only because ptxas schedules those kernels
+//      better so).
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -84,7 +85,7 @@ static_assert(kStageBytes == 32768, "A 128x64 + B 128x64 fp16");
 constexpr uint32_t kReleaseArrivals = kWarpgroupSize / kWarpSize;
 // Tile rows per L2 group of the scheduler. Groups of several rows let the CTAs running at the same
 // time share rows of A and columns of B in L2; one row per group (walking along N) shares only B.
-// README.md says why 16.
+// Step 6's README.md says why 16.
 constexpr int kGroupM = 16;
 
 // Every tile is rows x 128 bytes in the SW128 layout and starts on a 1024-byte boundary (the

@@ -42,7 +42,7 @@ constexpr int kTileN = 128;
 constexpr int kTileK = 64;      // one 128-byte swizzle atom of fp16
 constexpr int kLdColumns = 32;  // columns per tcgen05.ld.32x32b.x32
 // The ring's depth. Up to six K slice buffers fit in shared memory beside the staging buffer (the
-// static_assert below); README.md says why five.
+// static_assert below); step 8's README.md says why five.
 constexpr int kStages = 5;
 // Six warps: the epilogue warpgroup first (warps 0-3: warp w % 4 reaches TMEM lanes 32 (w % 4)..),
 // then the producer and the MMA warp.
@@ -68,7 +68,7 @@ constexpr int kStoreBoxes = kTileN / kStoreCols;
 // delivers the whole box, the zeros it fills past the edges included.
 constexpr uint32_t kStageBytes = (kTileM + kTileN) * kTileK * sizeof(__half);
 static_assert(kStageBytes == 32768, "A 128x64 + B 128x64 fp16");
-// Tile rows per L2 group of the scheduler: the hopper track's measured value (step 6).
+// Tile rows per L2 group of the scheduler: the hopper track's measured value (step 6's README.md).
 constexpr int kGroupM = 16;
 // What one CTA may have on the GPUs of this track (B200, GB200: 227 KB of dynamic shared memory).
 constexpr size_t kSmemLimit = 227 * 1024;

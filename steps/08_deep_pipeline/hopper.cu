@@ -51,7 +51,7 @@ constexpr int kWgmmaM = 64;  // rows per wgmma: the 128-row tile takes two
 constexpr int kWgmmaK = 16;
 constexpr int kAccRegs = kWgmmaAccRegs<kTileN>;  // 64 f32 registers per thread per 64-row half
 // The ring's depth. Up to six K slice buffers fit in shared memory beside the staging buffer (the
-// static_assert below); README.md says why five.
+// static_assert below); step 8's README.md says why five.
 constexpr int kStages = 5;
 // Two warpgroups: the producer first, then the consumer (wgmma needs a whole, aligned warpgroup).
 constexpr int kProducerWarpgroup = 0;
@@ -80,7 +80,7 @@ static_assert(kStageBytes == 32768, "A 128x64 + B 128x64 fp16");
 constexpr uint32_t kReleaseArrivals = kWarpgroupSize / kWarpSize;
 // Tile rows per L2 group of the scheduler. Groups of several rows let the CTAs running at the same
 // time share rows of A and columns of B in L2; one row per group (walking along N) shares only B.
-// README.md says why 16.
+// Step 6's README.md says why 16.
 constexpr int kGroupM = 16;
 // What one CTA may have on the GPUs of this track (H100, H200: 227 KB of dynamic shared memory).
 constexpr size_t kSmemLimit = 227 * 1024;

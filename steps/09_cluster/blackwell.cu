@@ -97,8 +97,8 @@ static_assert(kStageBytes == 24576, "A 128x64 + B 64x64 fp16");
 constexpr uint32_t kPairStageBytes = kCtaGroup * kStageBytes;
 // The leader's ld2mma: every epilogue thread of both CTAs, once it has read its TMEM.
 constexpr uint32_t kLd2mmaArrivals = kCtaGroup * kEpilogueThreads;
-// Tile rows per L2 group of the scheduler: the hopper track's measured value (step 6), rounded up
-// by the scheduler to a multiple of the cluster.
+// Tile rows per L2 group of the scheduler: the hopper track's measured value (step 6's README.md),
+// rounded up by the scheduler to a multiple of the cluster.
 constexpr int kGroupM = 16;
 // What one CTA may have on the GPUs of this track (B200, GB200: 227 KB of dynamic shared memory).
 constexpr size_t kSmemLimit = 227 * 1024;

@@ -53,7 +53,8 @@ constexpr int kTileK = 64;   // one 128-byte swizzle atom of fp16
 constexpr int kWgmmaM = 64;  // rows per wgmma: the 128-row tile takes two
 constexpr int kWgmmaK = 16;
 constexpr int kAccRegs = kWgmmaAccRegs<kTileN>;  // 64 f32 registers per thread per 64-row half
-// Step 8's ring.
+// The ring's depth. Up to six K slice buffers fit in shared memory beside the staging buffer (the
+// static_assert below); step 8's README.md says why five.
 constexpr int kStages = 5;
 // CTAs per cluster, along M: they share the B tile. Each loads kTileN / kClusterM rows of it.
 constexpr int kClusterM = 2;
@@ -85,7 +86,9 @@ static_assert(kStageBytes == 32768, "A 128x64 + B 2 x 64x64 fp16");
 // A stage is free once every consumer warp OF BOTH CTAs has seen its wgmmas complete: lane 0 of
 // each warp arrives on the stage's `empty` in its own CTA and in the peer.
 constexpr uint32_t kReleaseArrivals = kClusterM * (kWarpgroupSize / kWarpSize);
-// Tile rows per L2 group of the scheduler: step 6's value.
+// Tile rows per L2 group of the scheduler. Groups of several rows let the CTAs running at the same
+// time share rows of A and columns of B in L2; one row per group (walking along N) shares only B.
+// Step 6's README.md says why 16.
 constexpr int kGroupM = 16;
 // What one CTA may have on the GPUs of this track (H100, H200: 227 KB of dynamic shared memory).
 constexpr size_t kSmemLimit = 227 * 1024;

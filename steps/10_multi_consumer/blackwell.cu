@@ -102,8 +102,8 @@ constexpr uint32_t kReleaseArrivals = kConsumers;
 // The leader's ld2mma[i]: every thread of epilogue warpgroup i of both CTAs, once it has read its
 // TMEM.
 constexpr uint32_t kLd2mmaArrivals = kCtaGroup * kEpilogueThreads;
-// Tile rows per L2 group of the scheduler: the hopper track's measured value (step 6), rounded up
-// by the scheduler to a multiple of the cluster.
+// Tile rows per L2 group of the scheduler: the hopper track's measured value (step 6's README.md),
+// rounded up by the scheduler to a multiple of the cluster.
 constexpr int kGroupM = 16;
 // What one CTA may have on the GPUs of this track (B200, GB200: 227 KB of dynamic shared memory).
 constexpr size_t kSmemLimit = 227 * 1024;

@@ -91,13 +91,16 @@ constexpr int kStoreBoxes = kTileN / kStoreCols;
 constexpr int kStagingBoxes = 16384 / (kConsumerRows * kStoreCols * 2);
 static_assert(kStoreBoxes % kStagingBoxes == 0, "each tile's first box must find the first slot next in turn");
 // Bytes one K slice brings into a CTA's shared memory: what its `full` expects per phase. That is
-// its own A box plus the WHOLE B tile: one half from its own multicast, one from its peer's.
+// its own A box plus the WHOLE B tile: one half from its own multicast, one from its peer's. TMA
+// always delivers the whole box, the zeros it fills past the edges included.
 constexpr uint32_t kStageBytes = (kTileM + kTileN) * kTileK * sizeof(__half);
 static_assert(kStageBytes == 49152, "A + B of a 128 x 256 tile, 64 wide in K, fp16");
 // A stage is free once every consumer warp of both consumer warpgroups of both CTAs has seen its
 // wgmmas complete: lane 0 of each warp arrives on the stage's `empty` in its own CTA and the peer.
 constexpr uint32_t kReleaseArrivals = kClusterM * kConsumers * (kWarpgroupSize / kWarpSize);
-// Tile rows per L2 group of the scheduler: step 6's value.
+// Tile rows per L2 group of the scheduler. Groups of several rows let the CTAs running at the same
+// time share rows of A and columns of B in L2; one row per group (walking along N) shares only B.
+// Step 6's README.md says why 16.
 constexpr int kGroupM = 16;
 // What one CTA may have on the GPUs of this track (H100, H200: 227 KB of dynamic shared memory).
 constexpr size_t kSmemLimit = 227 * 1024;

@@ -20,15 +20,13 @@
 //      ticket (`atomic_add_gpu`) between two `fence_acq_rel_gpu` (common/global_memory.cuh): the
 //      first releases the warpgroup's stores, the second acquires every earlier part's.
 //   4. The part that takes the last ticket adds every part's slot up in part order, not in the
-//      order they finished, so D is the same bit for bit from run to run (`f32_bits` puts the sums
-//      back in the row); `epilogue_tile` stages and stores them as for a whole tile, and the ticket
-//      is zeroed for the next launch.
+//      order they finished, so D is the same bit for bit from run to run (`f32_bits` of
+//      common/blackwell/tmem.cuh puts the sums back in the row); `epilogue_tile` stages and stores
+//      them as for a whole tile, and the ticket is zeroed for the next launch.
 //   5. The launcher launches every cluster that has an item (`split.grid()`) and finds the scratch
 //      for the split tiles; the kernel takes the split in place of K.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
-
-#include <cstring>  // std::memcpy
 
 #include "common/blackwell/descriptors.cuh"
 #include "common/blackwell/tcgen05.cuh"
@@ -113,8 +111,8 @@ constexpr uint32_t kReleaseArrivals = kConsumers;
 // The leader's ld2mma[i]: every thread of epilogue warpgroup i of both CTAs, once it has read its
 // TMEM.
 constexpr uint32_t kLd2mmaArrivals = kCtaGroup * kEpilogueThreads;
-// Tile rows per L2 group of the scheduler: the hopper track's measured value (step 6), rounded up
-// by the scheduler to a multiple of the cluster.
+// Tile rows per L2 group of the scheduler: the hopper track's measured value (step 6's README.md),
+// rounded up by the scheduler to a multiple of the cluster.
 constexpr int kGroupM = 16;
 // Splitting the last wave: each part gets at least kMinSplitSlices K slices, at most kMaxSplits
 // parts. A split costs each part a store of its fp32 sums, a GPU-wide fence and a ticket, and the
@@ -169,13 +167,6 @@ struct SplitScratch {
 __device__ uint32_t pack_half2(uint32_t lo, uint32_t hi) {
   const __half2_raw h = __floats2half2_rn(tmem_f32(lo), tmem_f32(hi));
   return static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
-}
-
-// The bits of an fp32 value, as a TMEM cell holds them (tmem_f32 the other way round).
-__device__ uint32_t f32_bits(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits;
 }
 
 // Loads K slice `k_slice` of this CTA's tile at (m0, n0) into the producer's next stage, once that

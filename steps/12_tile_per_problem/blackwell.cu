@@ -19,8 +19,6 @@
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
-#include <cstring>  // std::memcpy
-
 #include "common/blackwell/descriptors.cuh"
 #include "common/blackwell/tcgen05.cuh"
 #include "common/blackwell/tmem.cuh"
@@ -83,10 +81,10 @@ constexpr uint32_t kEpilogueBarrier = 1;
 // of at least 32 columns, and always spans all 128 lanes. Each CTA allocates 2 x 128 columns: its
 // 128 rows of each consumer's pair accumulator.
 template <int kTileN>
-constexpr uint32_t kTmemColumns = kConsumers* kTileN;
-// One MMA covers one consumer's pair tile: M256 N128 (K16), fp16 x fp16 -> fp32, A and B K-major.
-// With cta_group::2 the idesc carries the PAIR's M and N. A constant expression, so an illegal
-// shape would not compile. 0x10200010.
+constexpr uint32_t kTmemColumns = static_cast<uint32_t>(kTileN) * kConsumers;
+// One MMA covers one consumer's pair tile: M256 N kTileN (K16), fp16 x fp16 -> fp32, A and B
+// K-major. With cta_group::2 the idesc carries the PAIR's M and N. A constant expression, so an
+// illegal shape would not compile. 0x10200010 at 128 columns, 0x10100010 at 64.
 template <int kTileN>
 constexpr uint32_t kIdesc = make_idesc_f16(kCtaGroup, kMmaM, kTileN);
 // The output tile is stored as boxes of 64 columns: a SW128 box row is at most 128 bytes.
@@ -94,21 +92,21 @@ constexpr int kStoreCols = 64;
 template <int kTileN>
 constexpr int kStoreBoxes = kTileN / kStoreCols;
 // Bytes one K slice brings into ONE CTA's shared memory: A 256x64 (both blocks) and half of B,
-// 64x64. TMA always delivers the whole box, the zeros it fills past the edges included.
+// (kTileN / 2) x 64. TMA always delivers the whole box, the zeros it fills past the edges included.
 template <int kTileN>
-constexpr uint32_t kStageBytes = (kTileM + kBRowsPerCta<kTileN>)*kTileK * sizeof(__half);
+constexpr uint32_t kStageBytes = kTileK * sizeof(__half) * (kTileM + kBRowsPerCta<kTileN>);
 // What the leader's tma2mma expects per phase: the bytes of the pair, both CTAs' loads complete on
 // it. Never the whole cluster's (here the same), and never one CTA's: too many expected bytes never
 // complete the phase, too few complete it before the data has landed.
 template <int kTileN>
-constexpr uint32_t kPairStageBytes = kCtaGroup* kStageBytes<kTileN>;
+constexpr uint32_t kPairStageBytes = static_cast<uint32_t>(kCtaGroup) * kStageBytes<kTileN>;
 // A stage is free once both MMA warps' MMAs reading it have completed: each commits to it.
 constexpr uint32_t kReleaseArrivals = kConsumers;
 // The leader's ld2mma[i]: every thread of epilogue warpgroup i of both CTAs, once it has read its
 // TMEM.
 constexpr uint32_t kLd2mmaArrivals = kCtaGroup * kEpilogueThreads;
-// Tile rows per L2 group of the scheduler: the hopper track's measured value (step 6), rounded up
-// by the scheduler to a multiple of the cluster.
+// Tile rows per L2 group of the scheduler: the hopper track's measured value (step 6's README.md),
+// rounded up by the scheduler to a multiple of the cluster.
 constexpr int kGroupM = 16;
 // Splitting the last wave: each part gets at least kMinSplitSlices K slices, at most kMaxSplits
 // parts. A split costs each part a store of its fp32 sums, a GPU-wide fence and a ticket, and the
@@ -140,9 +138,9 @@ constexpr int kStages = ring_stages<kTileN>();
 template <int kTileN>
 struct alignas(1024) SharedStorage {
   __half a[kStages<kTileN>][kTileM * kTileK];                // kStages x 32 KB: blocks 0 and 1 of A, written by TMA
-  __half b[kStages<kTileN>][kBRowsPerCta<kTileN> * kTileK];  // kStages x 8 KB: this CTA's half of B, written by TMA
+  __half b[kStages<kTileN>][kBRowsPerCta<kTileN> * kTileK];  // kStages x kTileN x 64 B: this CTA's half of B (TMA)
   __half d[kConsumers][kStoreBoxes<kTileN>]
-          [kBlockM * kStoreCols];     // 2 x 32 KB: each warpgroup's output block, read by TMA
+          [kBlockM * kStoreCols];     // 2 x kTileN x 256 B: each warpgroup's output block, read by TMA
   uint64_t tma2mma[kStages<kTileN>];  // mbarrier (leader's): the pair's K slice has landed; unused in the odd CTA
   uint64_t mma2tma[kStages<kTileN>];  // mbarrier (each CTA's): both MMA warps' MMAs reading the stage completed
   uint64_t mma2ld[kConsumers];        // mbarrier (each CTA's): every MMA of consumer i's tile completed
@@ -184,13 +182,6 @@ struct SplitScratch {
 __device__ uint32_t pack_half2(uint32_t lo, uint32_t hi) {
   const __half2_raw h = __floats2half2_rn(tmem_f32(lo), tmem_f32(hi));
   return static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
-}
-
-// The bits of an fp32 value, as a TMEM cell holds them (tmem_f32 the other way round).
-__device__ uint32_t f32_bits(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits;
 }
 
 // Loads K slice `k_slice` of this CTA's tile at (m0, n0) into the producer's next stage, once that

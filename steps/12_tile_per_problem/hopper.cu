@@ -89,13 +89,16 @@ constexpr int kStoreBoxes = kTileN / kStoreCols;
 template <int kTileN>
 constexpr int kStagingBoxes = kStoreBoxes<kTileN> % 2 == 0 ? 2 : kStoreBoxes<kTileN>;
 // Bytes one K slice brings into a CTA's shared memory: what its `full` expects per phase. That is
-// its own A box plus the WHOLE B tile: one half from its own multicast, one from its peer's.
+// its own A box plus the WHOLE B tile: one half from its own multicast, one from its peer's. TMA
+// always delivers the whole box, the zeros it fills past the edges included.
 template <int kTileN>
 constexpr uint32_t kStageBytes = (kTileM + kTileN) * kTileK * sizeof(__half);
 // A stage is free once every consumer warp of both consumer warpgroups of both CTAs has seen its
 // wgmmas complete: lane 0 of each warp arrives on the stage's `empty` in its own CTA and the peer.
 constexpr uint32_t kReleaseArrivals = kClusterM * kConsumers * (kWarpgroupSize / kWarpSize);
-// Tile rows per L2 group of the scheduler: step 6's value.
+// Tile rows per L2 group of the scheduler. Groups of several rows let the CTAs running at the same
+// time share rows of A and columns of B in L2; one row per group (walking along N) shares only B.
+// Step 6's README.md says why 16.
 constexpr int kGroupM = 16;
 // Splitting the last wave: each part gets at least kMinSplitSlices K slices, at most kMaxSplits
 // parts. A split costs each part a store of its fp32 sums (64 KB per consumer at 256 columns), a

@@ -348,6 +348,11 @@ TEST(BlackwellTmem, F32Bits) {
   EXPECT_EQ(tmem_f32(0xC0000000u), -2.0f);
   EXPECT_EQ(tmem_f32(0x3EA00000u), 0.3125f);
   EXPECT_EQ(tmem_f32(0u), 0.0f);
+  // And back: the sums a split tile puts into its row (steps 11-12).
+  EXPECT_EQ(f32_bits(1.0f), 0x3F800000u);
+  EXPECT_EQ(f32_bits(-2.0f), 0xC0000000u);
+  EXPECT_EQ(f32_bits(0.3125f), 0x3EA00000u);
+  EXPECT_EQ(f32_bits(-0.0f), 0x80000000u);
 }
 
 TEST(BlackwellMma, KPerInstruction) {
