@@ -228,7 +228,7 @@ __device__ __forceinline__ void epilogue_tile(SharedStorage& smem, const CUtenso
 
 __global__ void __launch_bounds__(kThreads)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-           const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int64_t K, int group_m) {
+           const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int64_t K) {
   SharedStorage& smem = dynamic_smem<SharedStorage>();
 
   // Setup, once per CTA. TMEM is allocated by one whole warp (tcgen05.alloc is .sync.aligned) and
@@ -260,7 +260,7 @@ __global__ void __launch_bounds__(kThreads)
   const uint32_t tmem_acc = smem.tmem_base;  // lane 0, first allocated column
 
   const int64_t k_slices = (K + kTileK - 1) / kTileK;
-  const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, /*cluster_m=*/1, group_m);
+  const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, /*cluster_m=*/1, kGroupM);
   // Thread 0 runs the K loops, producer and MMA issuer at once, with a place in the ring for each
   // role; both live across tiles.
   PipelineState<kStages> write;                            // the stage the producer fills next
@@ -337,7 +337,7 @@ Status run(const Problem& p, cudaStream_t stream) {
   if (Status s = resident_ctas(kernel, kThreads, cfg.smem_bytes, &ctas); !s.ok()) return s;
   if (ctas > tiles) ctas = static_cast<int>(tiles);
   cfg.grid = dim3(static_cast<unsigned>(ctas));
-  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, kGroupM);
+  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k);
 }
 
 }  // namespace gemm::step06::blackwell

@@ -207,7 +207,7 @@ __device__ __forceinline__ void epilogue_tile(SharedStorage& smem, const float (
 // fit an SM, not three as in step 5. A cap that keeps three makes ptxas spill (README.md).
 __global__ void __launch_bounds__(kThreads)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-           const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int64_t K, int group_m) {
+           const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int64_t K) {
   SharedStorage& smem = dynamic_smem<SharedStorage>();
 
   if (threadIdx.x == 0) {
@@ -231,7 +231,7 @@ __global__ void __launch_bounds__(kThreads)
   PipelineState<kStages> write;  // the stage the producer fills next
   PipelineState<kStages> read;   // the stage the consumers multiply next
   const int64_t k_slices = (K + kTileK - 1) / kTileK;
-  const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, /*cluster_m=*/1, group_m);
+  const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, /*cluster_m=*/1, kGroupM);
 
   WorkCursor cursor = sched.begin(blockIdx.x, gridDim.x);  // this CTA's first work unit
   // Prefetch: fill every stage with the first tile's slices before the first wgmma.
@@ -288,7 +288,7 @@ Status run(const Problem& p, cudaStream_t stream) {
   if (Status s = resident_ctas(kernel, kThreads, cfg.smem_bytes, &ctas); !s.ok()) return s;
   if (ctas > tiles) ctas = static_cast<int>(tiles);
   cfg.grid = dim3(static_cast<unsigned>(ctas));
-  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, kGroupM);
+  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k);
 }
 
 }  // namespace gemm::step06::hopper

@@ -295,7 +295,7 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap*
 
 __global__ void __launch_bounds__(kThreads)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-           const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int64_t K, int group_m) {
+           const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int64_t K) {
   SharedStorage& smem = dynamic_smem<SharedStorage>();
   const int warp = warp_id();
 
@@ -329,7 +329,7 @@ __global__ void __launch_bounds__(kThreads)
   const uint32_t tmem_acc = smem.tmem_base;  // lane 0, first allocated column
 
   const int64_t k_slices = (K + kTileK - 1) / kTileK;
-  const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, /*cluster_m=*/1, group_m);
+  const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, /*cluster_m=*/1, kGroupM);
 
   // BEGIN SOLUTION step07: warp kProducerWarp: one elected thread runs producer(); warp kMmaWarp: one elected thread runs mma(); warps 0-3 run epilogue(). Every thread then falls through to the teardown.
   if (warp == kProducerWarp) {
@@ -374,7 +374,7 @@ Status run(const Problem& p, cudaStream_t stream) {
   if (Status s = resident_ctas(kernel, kThreads, cfg.smem_bytes, &ctas); !s.ok()) return s;
   ctas = static_cast<int>(balanced_grid(tiles, ctas));
   cfg.grid = dim3(static_cast<unsigned>(ctas));
-  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, kGroupM);
+  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k);
 }
 
 }  // namespace gemm::step08::blackwell

@@ -343,7 +343,7 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap*
 
 __global__ void __launch_bounds__(kThreads)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-           const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int64_t K, int group_m) {
+           const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int64_t K) {
   SharedStorage& smem = dynamic_smem<SharedStorage>();
   const int warp = warp_id();
   const uint32_t rank = cluster_ctarank();
@@ -383,7 +383,7 @@ __global__ void __launch_bounds__(kThreads)
   const uint32_t tmem_acc = smem.tmem_base;  // lane 0, first allocated column
 
   const int64_t k_slices = (K + kTileK - 1) / kTileK;
-  const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, kClusterM, group_m);
+  const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, kClusterM, kGroupM);
 
   // BEGIN SOLUTION step07: warp kProducerWarp: one elected thread runs producer(); warp kMmaWarp: in the leader CTA only (cluster rank 0), one elected thread runs mma(); warps 0-3 run epilogue(). Every thread then falls through to the teardown.
   if (warp == kProducerWarp) {
@@ -432,7 +432,7 @@ Status run(const Problem& p, cudaStream_t stream) {
   if (Status s = resident_clusters(kernel, kThreads, cfg.smem_bytes, kClusterM, &clusters); !s.ok()) return s;
   clusters = static_cast<int>(balanced_grid(sched.num_work(), clusters));
   cfg.grid = dim3(static_cast<unsigned>(clusters * kClusterM));
-  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, kGroupM);
+  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k);
 }
 
 }  // namespace gemm::step09::blackwell

@@ -284,7 +284,7 @@ __device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap*
 
 __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-           const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int64_t K, int group_m) {
+           const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int64_t K) {
   SharedStorage& smem = dynamic_smem<SharedStorage>();
 
   if (threadIdx.x == 0) {
@@ -305,7 +305,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   // END SOLUTION step09
 
   const int64_t k_slices = (K + kTileK - 1) / kTileK;
-  const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, kClusterM, group_m);
+  const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, kClusterM, kGroupM);
 
   // BEGIN SOLUTION step07: warpgroup kProducerWarpgroup lowers its registers to kProducerRegs and one elected thread of its first warp runs producer(); the other warpgroup raises its registers to kConsumerRegs and runs consumer(). Each warpgroup waits on the cluster barrier (cluster_wait) right after its setmaxnreg.
   if (warpgroup_id() == kProducerWarpgroup) {
@@ -342,7 +342,7 @@ Status run(const Problem& p, cudaStream_t stream) {
   if (Status s = resident_clusters(kernel, kThreads, cfg.smem_bytes, kClusterM, &clusters); !s.ok()) return s;
   clusters = static_cast<int>(balanced_grid(sched.num_work(), clusters));
   cfg.grid = dim3(static_cast<unsigned>(clusters * kClusterM));
-  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k, kGroupM);
+  return launch(kernel, cfg, map_a, map_b, map_d, p.m, p.n, p.k);
 }
 
 }  // namespace gemm::step09::hopper

@@ -479,8 +479,7 @@ __device__ __forceinline__ void epilogue(SharedStorage<kTileN>& smem, const CUte
 template <int kTileN>
 __global__ void __launch_bounds__(kThreads)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-           const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int group_m, SplitK split,
-           SplitScratch scratch) {
+           const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, SplitK split, SplitScratch scratch) {
   SharedStorage<kTileN>& smem = dynamic_smem<SharedStorage<kTileN>>();
   const int warp = warp_id();
   const uint32_t rank = cluster_ctarank();
@@ -522,7 +521,7 @@ __global__ void __launch_bounds__(kThreads)
   tcgen05_fence_after_thread_sync();
   const uint32_t tmem_acc = smem.tmem_base;  // lane 0, first allocated column
 
-  const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, kClusterM, group_m);
+  const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, kClusterM, kGroupM);
 
   // BEGIN SOLUTION step10: warp kProducerWarp: one elected thread runs producer(); warp kFirstMmaWarp + i: in the leader CTA only (cluster rank 0), one elected thread runs mma() for consumer i; warpgroup i (warps 4 i .. 4 i + 3) runs epilogue() for consumer i. Every thread then falls through to the teardown.
   if (warp == kProducerWarp) {
@@ -588,7 +587,7 @@ Status run_width(const Problem& p, cudaStream_t stream) {
     scratch.partials = static_cast<float4*>(buffers.data);
     scratch.tickets = buffers.counters;
   }
-  return launch(kernel<kTileN>, cfg, map_a, map_b, map_d, p.m, p.n, kGroupM, split, scratch);
+  return launch(kernel<kTileN>, cfg, map_a, map_b, map_d, p.m, p.n, split, scratch);
 }
 
 // The widths run() chooses from, each with what one K slice of its CTA tile costs, relative: the

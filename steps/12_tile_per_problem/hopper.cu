@@ -412,8 +412,7 @@ __device__ __forceinline__ void consumer(SharedStorage<kTileN>& smem, const CUte
 template <int kTileN>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-           const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, int group_m, SplitK split,
-           SplitScratch scratch) {
+           const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, SplitK split, SplitScratch scratch) {
   SharedStorage<kTileN>& smem = dynamic_smem<SharedStorage<kTileN>>();
 
   if (threadIdx.x == 0) {
@@ -433,7 +432,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   cluster_arrive_relaxed();
   // END SOLUTION step09
 
-  const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, kClusterM, group_m);
+  const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, kClusterM, kGroupM);
 
   // BEGIN SOLUTION step10: warpgroup kProducerWarpgroup lowers its registers to kProducerRegs and one elected thread of its first warp runs producer(); warpgroups 1 and 2 raise theirs to kConsumerRegs and run consumer() as consumers 0 and 1. Each warpgroup waits on the cluster barrier (cluster_wait) right after its setmaxnreg.
   if (warpgroup_id() == kProducerWarpgroup) {
@@ -487,7 +486,7 @@ Status run_width(const Problem& p, cudaStream_t stream) {
     scratch.partials = static_cast<float4*>(buffers.data);
     scratch.tickets = buffers.counters;
   }
-  return launch(kernel<kTileN>, cfg, map_a, map_b, map_d, p.m, p.n, kGroupM, split, scratch);
+  return launch(kernel<kTileN>, cfg, map_a, map_b, map_d, p.m, p.n, split, scratch);
 }
 
 // The widths run() chooses from, each with what one K slice of its CTA tile costs, scaled so that

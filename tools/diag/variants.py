@@ -118,7 +118,10 @@ KNOBS = {
              "    if (Status s = resident_ctas(kernel, kThreads, cfg.smem_bytes, &ctas); !s.ok()) return s;\n"
              "    if (ctas > tiles) ctas = static_cast<int>(tiles);\n"
              "  }\n"),
-            ("p.m, p.n, p.k, kGroupM);\n", "p.m, p.n, p.k, group_m);\n")],
+            # The group size becomes the kernel's argument, which the step file takes from kGroupM.
+            ("int64_t M, int64_t N, int64_t K) {\n", "int64_t M, int64_t N, int64_t K, int group_m) {\n"),
+            ("/*cluster_m=*/1, kGroupM);\n", "/*cluster_m=*/1, group_m);\n"),
+            ("p.m, p.n, p.k);\n", "p.m, p.n, p.k, group_m);\n")],
            "Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kGroupM, /*ctas=*/0); }\n"),
     "11": ([("Status run(const Problem& p, cudaStream_t stream) {\n",
              "Status run_with(const Problem& p, cudaStream_t stream, int min_split_slices, int max_splits) {\n"),
