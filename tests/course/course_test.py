@@ -166,6 +166,64 @@ def case_handout_all(workdir):
     check(r.returncode == 0, "the handout of all steps does not configure")
 
 
+def read_written(out):
+    """{path: bytes} of a tree written under `out` (its build/ aside)."""
+    tree = {}
+    for dirpath, dirnames, names in os.walk(out):
+        dirnames[:] = [d for d in dirnames if not (d == "build" and dirpath == out)]
+        for name in names:
+            full = os.path.join(dirpath, name)
+            tree[os.path.relpath(full, out).replace(os.sep, "/")] = open(full, "rb").read()
+    return tree
+
+
+def case_handout_links(workdir):
+    """No handout sends its reader to a file it leaves out: the handout of each step alone, of all of them and of
+    two in a row, written by tools/handout and read back, has no Markdown link to a path it lacks and no unmarked
+    mention (prose, comments) of a repository path it lacks (references.dangling). The check itself must find the
+    references of the repository's own files (what the handout held before it rewrote them) and of a made-up tree."""
+    import references
+    files = handout.read_tree(ROOT)
+    steps = sorted(handout.steps_of(files))
+    for spec in [str(s) for s in steps] + ["%d-%d" % (steps[0], steps[-1]), "5-6"]:
+        out = os.path.join(workdir, "handout-links", spec)
+        shutil.rmtree(out, ignore_errors=True)
+        r = subprocess.run([str(ROOT / "tools" / "handout"), "--steps", spec, "--out", out, "--quiet"],
+                           capture_output=True, text=True)
+        check(r.returncode == 0, "tools/handout --steps %s failed: %s" % (spec, r.stderr))
+        tree = read_written(out)
+        found = references.dangling(tree, files)
+        check(not found, "the handout of step(s) %s refers to files it leaves out:\n  %s" % (
+            spec, "\n  ".join("%s:%d: %s (%s)" % f for f in found[:40])))
+        print("steps %s: %d files, no reference to a file left out" % (spec, len(tree)))
+        if spec == str(STEP):
+            # The same files as the repository has them: the references the handout rewrote.
+            raw = references.dangling({p: files[p] for p in tree if p in files}, files)
+            want = [("steps/%s/README.md" % FOLDER, "NOTES.md", "link"),
+                    ("steps/%s/hopper.cu" % FOLDER, "NOTES.md", "mention"),
+                    ("steps/%s/blackwell.cu" % FOLDER, "NOTES.md", "mention"),
+                    ("README.md", "tools/grade", "mention")]
+            for path, ref, kind in want:
+                check(any(f[0] == path and f[2] == ref and f[3] == kind for f in raw),
+                      "the check misses the %s to %s in %s as the repository has it: %s" % (kind, ref, path, raw[:20]))
+            print("the repository's own files of that handout: %d references to files it leaves out" % len(raw))
+    # A made-up tree: a dead link, a dead mention in prose and in a comment, a marked one, one in code (data).
+    source = ["a/README.md", "a/here.md", "b/gone.md", "b/kept.md", "c/x.cpp"]
+    made = {"a/README.md": b"[x](../b/gone.md), [y](here.md), `b/gone.md`, b/kept.md, b/gone.md " +
+                           references.LEFT_OUT.encode() + b"\n```sh\ncat b/gone.md\n```\n",
+            "a/here.md": b"", "b/kept.md": b"",
+            "c/x.cpp": b'const char* p = "b/gone.md";  // b/gone.md\n/* ../b/gone.md */\n'}
+    found = sorted((f[0], f[1], f[3]) for f in references.dangling(made, source))
+    want = [("a/README.md", 1, "link"), ("a/README.md", 1, "mention"), ("a/README.md", 3, "mention"),
+            ("c/x.cpp", 1, "mention"), ("c/x.cpp", 2, "mention")]
+    check(found == want, "made-up tree: found %s, want %s" % (found, want))
+    have, known = references.Index(made), references.Index(source)
+    marked = {p: references.mark(p, d.decode(), have, known).encode() for p, d in made.items()}
+    check(not references.dangling(marked, source), "made-up tree, marked: %s" % references.dangling(marked, source))
+    check(marked["c/x.cpp"].startswith(b'const char* p = "b/gone.md";') and b"cat b/gone.md  # " in marked["a/README.md"],
+          "marking changed code or broke a command: %s" % marked)
+
+
 def case_prepare(workdir):
     r = subprocess.run([sys.executable, str(ROOT / "tools" / "grade"), "--prepare", "--steps", str(STEP), "--workdir",
                         os.path.join(workdir, "grade"), "--device", "emu"], capture_output=True, text=True)
@@ -585,7 +643,8 @@ def case_scoring_rules(workdir):
     check(auto == {"scores": {"step05": 0.0, "step07": 0.0}, "scoreboard": [0.0, 0.0, 0.0]}, "autolab, refused")
 
 
-CASES = {"scoring_rules": case_scoring_rules, "rule_track": case_rule_track, "perf_rules": case_perf_rules, "region_rules": case_region_rules, "handout_single": case_handout_single, "handout_all": case_handout_all, "prepare": case_prepare,
+CASES = {"scoring_rules": case_scoring_rules, "rule_track": case_rule_track, "perf_rules": case_perf_rules, "region_rules": case_region_rules, "handout_single": case_handout_single, "handout_all": case_handout_all,
+         "handout_links": case_handout_links, "prepare": case_prepare,
          "reference": case_reference, "blank": case_blank, "cublas": case_cublas, "hang": case_hang,
          "refused": case_refused}
 CASES.update({name: (lambda w, n=name: case_wrong(w, n)) for name in WRONG})
