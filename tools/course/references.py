@@ -86,89 +86,59 @@ def _kind(path):
     return None
 
 
+def _past(text, i, end, escapes=True, line=False):
+    """The index past the first `end` at or after i, or len(text); in quoted text a backslash escapes
+    the next character, and a quote of one line (line=True) also ends at the line's end."""
+    n = len(text)
+    while i < n and not text.startswith(end, i) and not (line and text[i] == "\n"):
+        i += 2 if escapes and text[i] == "\\" else 1
+    return min(n, i + len(end))
+
+
 def _c_comments(text):
     """(start, end) of every comment of C/C++/CUDA text: //... and /*...*/, strings skipped."""
     spans, i, n = [], 0, len(text)
     while i < n:
         c = text[i]
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
+        raw = re.match(r'R"([^(\s]{0,16})\(', text[i:i + 20]) if c == "R" and not (
+            i and (text[i - 1].isalnum() or text[i - 1] == "_")) else None
+        if text.startswith("//", i) or text.startswith("/*", i):
+            j = _past(text, i, "\n" if text[i + 1] == "/" else "*/", escapes=False)
             spans.append((i, j))
             i = j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            spans.append((i, j))
-            i = j
-        elif c == "R" and text.startswith('R"', i) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
-            m = re.match(r'R"([^(\s]{0,16})\(', text[i:])
-            if m:
-                end = text.find(")" + m.group(1) + '"', i + m.end())
-                i = n if end < 0 else end + len(m.group(1)) + 2
-            else:
-                i += 1
+        elif raw:
+            i = _past(text, i + raw.end(), ")" + raw.group(1) + '"', escapes=False)
         elif c in "\"'":
-            j = i + 1
-            while j < n and text[j] != c and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
+            i = _past(text, i + 1, c, line=True)
         else:
             i += 1
     return spans
 
 
-def _hash_comments(text, python):
-    """(start, end) of every # comment (outside quotes), and, in Python, of every triple-quoted string."""
-    spans, i, n = [], 0, len(text)
-    while i < n:
-        c = text[i]
-        if python and text.startswith(('"""', "'''"), i):
-            q = text[i:i + 3]
-            j = text.find(q, i + 3)
-            j = n if j < 0 else j + 3
-            spans.append((i, j))
-            i = j
-        elif c == "#":
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            spans.append((i, j))
-            i = j
-        elif c in "\"'":
-            j = i + 1
-            while j < n and text[j] != c and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
-        else:
-            i += 1
-    return spans
-
-
-def _cmake_comments(text):
-    """(start, end) of every comment of CMake text: # to the end of the line, and #[[...]] bracket
-    comments; quoted arguments (which may span lines) and [=[...]=] bracket arguments skipped."""
+def _hash_comments(text, kind):
+    """(start, end) of every # comment outside quotes; kind "python" adds every triple-quoted string
+    (docstrings), kind "cmake" the #[[...]] bracket comments, skips [=[...]=] bracket arguments and
+    reads a quoted argument across lines."""
     spans, i, n = [], 0, len(text)
     bracket = re.compile(r"\[(=*)\[")
     while i < n:
         c = text[i]
-        m = bracket.match(text, i + 1) if c == "#" else bracket.match(text, i) if c == "[" else None
-        if m:
-            close = "]" + m.group(1) + "]"
-            j = text.find(close, m.end())
-            j = n if j < 0 else j + len(close)
+        m = bracket.match(text, i + (c == "#")) if kind == "cmake" and c in "#[" else None
+        if kind == "python" and text.startswith(('"""', "'''"), i):
+            j = _past(text, i + 3, text[i:i + 3])
+            spans.append((i, j))
+            i = j
+        elif m:
+            j = _past(text, m.end(), "]" + m.group(1) + "]", escapes=False)
             if c == "#":
                 spans.append((i, j))
             i = j
         elif c == "#":
-            j = text.find("\n", i)
-            j = n if j < 0 else j
+            j = _past(text, i, "\n", escapes=False)
             spans.append((i, j))
             i = j
-        elif c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
+        elif c == '"' or (c == "'" and kind != "cmake"):
+            i = _past(text, i + 1, c, line=kind != "cmake")
         else:
             i += 1
     return spans
@@ -181,10 +151,8 @@ def prose(path, text):
         return [(0, len(text))]
     if kind == "c":
         return _c_comments(text)
-    if kind == "cmake":
-        return _cmake_comments(text)
-    if kind == "hash":
-        return _hash_comments(text, path.endswith(".py"))
+    if kind in ("cmake", "hash"):
+        return _hash_comments(text, "python" if path.endswith(".py") else kind)
     return []
 
 
