@@ -262,6 +262,55 @@ const bool registered = test::register_variant({\"${name}\", \"${rel}\", &varian
     gtest_discover_tests(emu_variant_tests DISCOVERY_MODE PRE_TEST NO_PRETTY_VALUES PROPERTIES LABELS variant)
   endif()
   target_link_libraries(emu_variant_tests PRIVATE variant_${name})
+
+  if(GEMM_GPU_VARIANTS AND V_TRACK STREQUAL "hopper")
+    _gemm_gpu_variant(${name} "${copy}" "${rel}" "${expect}")
+  endif()
+endfunction()
+
+# A hopper variant as a program of its own for the GPU (GEMM_GPU_VARIANTS; tools/diag/variants_on_gpu.py
+# runs it, docs/emulator.md, "On a GPU"): the step driver (harness/driver.cpp) on a registry whose
+# hopper track is the variant's nvcc build for sm_90a and whose emulated hopper track is its
+# emulated build, so one executable shows both what the GPU does with the bug and what the emulator
+# says. <build>/gpu_variants/<name> and, beside it, <name>.json: the variant's shape, SMs, seeds and
+# EXPECT, which the runner reads. Reads V_STEP, m, n, k, V_SMS and V_SEEDS of the caller.
+function(_gemm_gpu_variant name copy rel expect)
+  _gemm_step_copy_libraries(${name} "${copy}" "${rel}")
+  set(out_dir "${PROJECT_BINARY_DIR}/gpu_variants")
+  set(num ${V_STEP})
+  string(REGEX REPLACE "^0+" "" number "${num}")
+  set(gpu_ns "gemm::step_copy_${name}_gpu::step${num}::hopper")
+  set(emu_ns "gemm::step_copy_${name}::step${num}::hopper")
+  set(decls "namespace ${gpu_ns} { Status run(const Problem&, cudaStream_t); }
+namespace ${emu_ns} { Status run(const Problem&, cudaStream_t); }")
+  set(hopper_fn "&${gpu_ns}::run")
+  set(blackwell_fn "nullptr")
+  set(sm103a "false")
+  set(hopper_emu_fn "&${emu_ns}::run")
+  set(blackwell_emu_fn "nullptr")
+  set(registry "${CMAKE_CURRENT_BINARY_DIR}/variants/${name}_gpu_registry.cpp")
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/step_registry.cpp.in ${registry} @ONLY)
+  set(main "${CMAKE_CURRENT_BINARY_DIR}/variants/${name}_gpu_main.cpp")
+  set(program "${name}")
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/step_main.cpp.in ${main} @ONLY)
+  add_executable(gpu_variant_${name} ${main} ${registry})
+  target_link_libraries(gpu_variant_${name} PRIVATE step_copy_${name}_gpu step_copy_${name}_emu gemm_harness gemm_emu)
+  target_compile_options(gpu_variant_${name} PRIVATE ${GEMM_CXX_WARNINGS})
+  set_target_properties(gpu_variant_${name} PROPERTIES OUTPUT_NAME ${name} RUNTIME_OUTPUT_DIRECTORY "${out_dir}")
+  if(NOT TARGET gpu_variants)
+    add_custom_target(gpu_variants)
+  endif()
+  add_dependencies(gpu_variants gpu_variant_${name})
+
+  _gemm_json_string("${expect}" expect_json)
+  list(JOIN V_SEEDS ", " seeds)
+  set(json "{\"name\": \"${name}\", \"file\": \"${rel}\", \"step\": ${number}, \"m\": ${m}, \"n\": ${n}, \"k\": ${k}, \"sms\": ${V_SMS}, \"seeds\": [${seeds}], \"expect\": ${expect_json}}")
+  string(JSON checked ERROR_VARIABLE bad TYPE "${json}")  # a manifest the runner can read, or stop here
+  if(bad)
+    message(FATAL_ERROR "gemm_add_step_variant(${name}): its GPU manifest is not JSON: ${bad}")
+  endif()
+  file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/variants/${name}_gpu.json.tmp" "${json}\n")
+  configure_file("${CMAKE_CURRENT_BINARY_DIR}/variants/${name}_gpu.json.tmp" "${out_dir}/${name}.json" COPYONLY)
 endfunction()
 
 # The libraries of a LIBRARY copy (see gemm_add_step_variant): the emulated object and, where the
@@ -297,6 +346,16 @@ namespace gemm { inline namespace step_copy_${name}_gpu { namespace step${V_STEP
     target_include_directories(step_copy_${name}_gpu PRIVATE "${PROJECT_SOURCE_DIR}")
     target_compile_options(step_copy_${name}_gpu PRIVATE ${GEMM_CUDA_WARNINGS})
   endif()
+endfunction()
+
+# `text` as a JSON string literal, quotes included.
+function(_gemm_json_string text out)
+  string(REPLACE "\\" "\\\\" text "${text}")
+  string(REPLACE "\"" "\\\"" text "${text}")
+  string(REPLACE "\n" "\\n" text "${text}")
+  string(REPLACE "\t" "\\t" text "${text}")
+  string(REPLACE "\r" "\\r" text "${text}")
+  set(${out} "\"${text}\"" PARENT_SCOPE)
 endfunction()
 
 # The position of the one occurrence of `needle` in `text`; fails (saying `what`) if there is not

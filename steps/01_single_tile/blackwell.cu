@@ -122,7 +122,7 @@ __global__ void __launch_bounds__(kThreads) kernel(const __half* A, const __half
   // One thread issues the MMAs (tcgen05.mma is not a warp-wide instruction). They run
   // asynchronously and in issue order on the same accumulator.
   if (threadIdx.x == 0) {
-    // BEGIN SOLUTION step01: descriptors of the SW128 tiles (start + 32 B per k16 slice); enable_input_d from the second k16 slice on.
+    // BEGIN SOLUTION step01: one tcgen05_mma_f16<1> per k16 slice into tmem_acc with kIdesc, on descriptors of the SW128 tiles (make_smem_desc_k_sw128: start + 32 B per k16 slice); enable_input_d from the second k16 slice on.
 #pragma unroll
     for (int k = 0; k < kTileK / kMmaK; ++k) {
       const uint32_t k_bytes = k * kMmaK * sizeof(__half);  // 32 B per k16 slice
@@ -149,7 +149,7 @@ __global__ void __launch_bounds__(kThreads) kernel(const __half* A, const __half
   for (int c = 0; c < kTileN; c += kLdColumns) {
     int row = 0;
     uint32_t taddr = 0;
-    // BEGIN SOLUTION step01: warp w may read only TMEM lanes 32*(w%4)..+31 (tmem_lane_base); thread t of the warp gets lane base + t, i.e. tile row base + t.
+    // BEGIN SOLUTION step01: warp w may read only TMEM lanes 32*(w%4)..+31 (tmem_lane_base(warp)); thread t of the warp gets lane base + t (lane_id), i.e. tile row base + t; the warp's address at column c is tmem_addr(tmem_acc, lane base, c).
     row = static_cast<int>(tmem_lane_base(warp)) + lane_id();
     taddr = tmem_addr(tmem_acc, tmem_lane_base(warp), c);
     // END SOLUTION step01

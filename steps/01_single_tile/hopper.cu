@@ -85,7 +85,7 @@ __global__ void __launch_bounds__(kThreads) kernel(const __half* A, const __half
 #pragma unroll
     for (int i = 0; i < kAccRegs; ++i) acc[h][i] = 0.0f;
 
-  // BEGIN SOLUTION step01: descriptors of the SW128 tiles (start + 32 B per k16 slice, + 64 rows * 128 B per M half); accumulate from the second slice on.
+  // BEGIN SOLUTION step01: wgmma_fence_operands on both accumulator halves, then wgmma_fence; per M half and k16 slice one wgmma_f32_f16_ss (kTileN wide) on descriptors of the SW128 tiles (make_wgmma_desc_k_sw128: start + 32 B per k16 slice, + 64 rows * 128 B per M half), accumulating from the second slice on; then wgmma_commit_group, wgmma_wait_group<0> and wgmma_fence_operands on both halves again before anything reads them.
   wgmma_fence_operands(acc[0]);
   wgmma_fence_operands(acc[1]);
   wgmma_fence();  // the accumulators were written by ordinary instructions

@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(kThreads) kernel(const __half* A, const __half
     __syncthreads();
     tcgen05_fence_after_thread_sync();
 
-    // BEGIN SOLUTION step02: enable_input_d is false only for the tile's very first MMA (first K slice, first k16 step); mma_done completes once per slice, so slice s waits on parity s & 1.
+    // BEGIN SOLUTION step02: thread 0 issues the slice's MMAs, one tcgen05_mma_f16<1> per k16 step on make_smem_desc_k_sw128 descriptors, enable_input_d false only for the tile's very first MMA (first K slice, first k16 step), then tcgen05_commit<1> to mma_done; every thread waits on mma_done (mbarrier_wait), which completes once per slice, so slice s waits on parity s & 1.
     // One thread issues the MMAs (tcgen05.mma is not a warp-wide instruction). They run
     // asynchronously and in issue order on the same accumulator.
     if (threadIdx.x == 0) {
@@ -139,7 +139,7 @@ __global__ void __launch_bounds__(kThreads) kernel(const __half* A, const __half
   for (int c = 0; c < kTileN; c += kLdColumns) {
     int row = 0;
     uint32_t taddr = 0;
-    // BEGIN SOLUTION step01: warp w may read only TMEM lanes 32*(w%4)..+31 (tmem_lane_base); thread t of the warp gets lane base + t, i.e. tile row base + t.
+    // BEGIN SOLUTION step01: warp w may read only TMEM lanes 32*(w%4)..+31 (tmem_lane_base(warp)); thread t of the warp gets lane base + t (lane_id), i.e. tile row base + t; the warp's address at column c is tmem_addr(tmem_acc, lane base, c).
     row = static_cast<int>(tmem_lane_base(warp)) + lane_id();
     taddr = tmem_addr(tmem_acc, tmem_lane_base(warp), c);
     // END SOLUTION step01

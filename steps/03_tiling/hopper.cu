@@ -94,7 +94,7 @@ __global__ void __launch_bounds__(kThreads)
     fence_proxy_async_shared();
     __syncthreads();
 
-    // BEGIN SOLUTION step02: scale-d is 0 only for the tile's very first wgmma (first K slice, first k16 step).
+    // BEGIN SOLUTION step02: wgmma_fence_operands on both accumulator halves, then wgmma_fence; the slice's wgmmas, wgmma_f32_f16_ss (kTileN wide) per M half and k16 step on make_wgmma_desc_k_sw128 descriptors, scale-d 0 only for the tile's very first wgmma (first K slice, first k16 step); then wgmma_commit_group, wgmma_wait_group<0>, wgmma_fence_operands on both halves, and __syncthreads before the next slice overwrites shared memory.
     wgmma_fence_operands(acc[0]);
     wgmma_fence_operands(acc[1]);
     wgmma_fence();  // orders the accumulators' earlier accesses before the wgmmas below

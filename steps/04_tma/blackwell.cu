@@ -127,7 +127,7 @@ __global__ void __launch_bounds__(kThreads)
   const TraceTile traced(TraceRole::cta, blockIdx.x);
 
   for (int64_t k0 = 0; k0 < K; k0 += kTileK) {
-    // BEGIN SOLUTION step04: thread 0 announces kStageBytes on `tma2mma` (arrive.expect_tx), loads the boxes at {k0, m0} of A and {k0, n0} of B, and waits on `tma2mma` (parity = slice index & 1) before it issues the MMAs; tcgen05.fence::after_thread_sync after the wait.
+    // BEGIN SOLUTION step04: thread 0 announces kStageBytes on `tma2mma` (mbarrier_arrive_expect_tx), loads the boxes at {k0, m0} of A and {k0, n0} of B (tma_load_2d), and waits on `tma2mma` (mbarrier_wait, parity = slice index & 1) before it issues the MMAs; tcgen05_fence_after_thread_sync after the wait.
     if (threadIdx.x == 0) {
       mbarrier_arrive_expect_tx(&smem.tma2mma, kStageBytes);
       tma_load_2d(smem.a, &map_a, &smem.tma2mma, static_cast<int32_t>(k0), static_cast<int32_t>(m0));
@@ -139,7 +139,7 @@ __global__ void __launch_bounds__(kThreads)
     }
     // END SOLUTION step04
 
-    // BEGIN SOLUTION step02: enable_input_d is false only for the tile's very first MMA (first K slice, first k16 step); mma_done completes once per slice, so slice s waits on parity s & 1.
+    // BEGIN SOLUTION step02: thread 0 issues the slice's MMAs, one tcgen05_mma_f16<1> per k16 step on make_smem_desc_k_sw128 descriptors, enable_input_d false only for the tile's very first MMA (first K slice, first k16 step), then tcgen05_commit<1> to mma_done; every thread waits on mma_done (mbarrier_wait), which completes once per slice, so slice s waits on parity s & 1.
     // One thread issues the MMAs (tcgen05.mma is not a warp-wide instruction). They run
     // asynchronously and in issue order on the same accumulator.
     if (threadIdx.x == 0) {
@@ -178,7 +178,7 @@ __global__ void __launch_bounds__(kThreads)
   for (int c = 0; c < kTileN; c += kLdColumns) {
     int row = 0;
     uint32_t taddr = 0;
-    // BEGIN SOLUTION step01: warp w may read only TMEM lanes 32*(w%4)..+31 (tmem_lane_base); thread t of the warp gets lane base + t, i.e. tile row base + t.
+    // BEGIN SOLUTION step01: warp w may read only TMEM lanes 32*(w%4)..+31 (tmem_lane_base(warp)); thread t of the warp gets lane base + t (lane_id), i.e. tile row base + t; the warp's address at column c is tmem_addr(tmem_acc, lane base, c).
     row = static_cast<int>(tmem_lane_base(warp)) + lane_id();
     taddr = tmem_addr(tmem_acc, tmem_lane_base(warp), c);
     // END SOLUTION step01
@@ -208,7 +208,7 @@ __global__ void __launch_bounds__(kThreads)
   __syncthreads();
   tcgen05_fence_after_thread_sync();
 
-  // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} (skip a box wholly past N; TMA clips the rest), commits the bulk group and waits until it has read shared memory.
+  // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} with tma_store_2d (skip a box wholly past N; TMA clips the rest), commits the bulk group (tma_store_commit_group) and waits until it has read shared memory (tma_store_wait_group_read<0>).
   if (threadIdx.x == 0) {
 #pragma unroll
     for (int b = 0; b < kStoreBoxes; ++b)

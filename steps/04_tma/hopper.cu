@@ -98,7 +98,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int i = 0; i < kAccRegs; ++i) acc[h][i] = 0.0f;
 
   for (int64_t k0 = 0; k0 < K; k0 += kTileK) {
-    // BEGIN SOLUTION step04: thread 0 announces kStageBytes on `full` (arrive.expect_tx), then loads the boxes at {k0, m0} of A and {k0, n0} of B; everyone waits on `full`, whose phase flips once per slice (parity = slice index & 1).
+    // BEGIN SOLUTION step04: thread 0 announces kStageBytes on `full` (mbarrier_arrive_expect_tx), then loads the boxes at {k0, m0} of A and {k0, n0} of B (tma_load_2d); everyone waits on `full` (mbarrier_wait), whose phase flips once per slice (parity = slice index & 1).
     if (threadIdx.x == 0) {
       mbarrier_arrive_expect_tx(&smem.full, kStageBytes);
       tma_load_2d(smem.a, &map_a, &smem.full, static_cast<int32_t>(k0), static_cast<int32_t>(m0));
@@ -109,7 +109,7 @@ __global__ void __launch_bounds__(kThreads)
     mbarrier_wait(&smem.full, static_cast<uint32_t>(k0 / kTileK) & 1, WaitTag{"full", "consumer"});
     // END SOLUTION step04
 
-    // BEGIN SOLUTION step02: scale-d is 0 only for the tile's very first wgmma (first K slice, first k16 step).
+    // BEGIN SOLUTION step02: wgmma_fence_operands on both accumulator halves, then wgmma_fence; the slice's wgmmas, wgmma_f32_f16_ss (kTileN wide) per M half and k16 step on make_wgmma_desc_k_sw128 descriptors, scale-d 0 only for the tile's very first wgmma (first K slice, first k16 step); then wgmma_commit_group, wgmma_wait_group<0>, wgmma_fence_operands on both halves, and __syncthreads before the next slice overwrites shared memory.
     wgmma_fence_operands(acc[0]);
     wgmma_fence_operands(acc[1]);
     wgmma_fence();  // orders the accumulators' earlier accesses before the wgmmas below
@@ -160,7 +160,7 @@ __global__ void __launch_bounds__(kThreads)
   fence_proxy_async_shared();
   __syncthreads();
 
-  // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} (skip a box wholly past N; TMA clips the rest), commits the bulk group and waits until it has read shared memory.
+  // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} with tma_store_2d (skip a box wholly past N; TMA clips the rest), commits the bulk group (tma_store_commit_group) and waits until it has read shared memory (tma_store_wait_group_read<0>).
   if (threadIdx.x == 0) {
 #pragma unroll
     for (int b = 0; b < kStoreBoxes; ++b)

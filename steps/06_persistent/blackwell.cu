@@ -107,10 +107,10 @@ __device__ uint32_t pack_half2(uint32_t lo, uint32_t hi) {
 // free, and moves the producer on. One thread.
 __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kStages>& write, const CUtensorMap* map_a,
                                            const CUtensorMap* map_b, int64_t m0, int64_t n0, int64_t k_slice) {
-  // BEGIN SOLUTION step05: wait on mma2tma[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
+  // BEGIN SOLUTION step05: wait (mbarrier_wait) on mma2tma[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
   mbarrier_wait(&smem.mma2tma[write.stage], write.empty_parity(), WaitTag{"mma2tma", "producer"});
   // END SOLUTION step05
-  // BEGIN SOLUTION step04: announce kStageBytes on tma2mma[s] (arrive.expect_tx), then load the boxes at {k0, m0} of A and {k0, n0} of B (k0 = k_slice * 64) into stage s = write.stage.
+  // BEGIN SOLUTION step04: announce kStageBytes on tma2mma[s] (mbarrier_arrive_expect_tx), then load the boxes at {k0, m0} of A and {k0, n0} of B (k0 = k_slice * 64) into stage s = write.stage with tma_load_2d.
   const int s = write.stage;
   const int32_t k0 = static_cast<int32_t>(k_slice * kTileK);
   mbarrier_arrive_expect_tx(&smem.tma2mma[s], kStageBytes);
@@ -137,13 +137,13 @@ __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kSta
                                          const CUtensorMap* map_b, int64_t m0, int64_t n0, int64_t k_slices,
                                          int64_t turn, uint32_t tmem_acc) {
   for (int64_t ks = 0; ks < k_slices; ++ks) {
-    // BEGIN SOLUTION step05: wait on tma2mma[read.stage] with the consumer's parity, read.full_parity(); then tcgen05.fence::after_thread_sync.
+    // BEGIN SOLUTION step05: wait (mbarrier_wait) on tma2mma[read.stage] with the consumer's parity, read.full_parity(); then tcgen05_fence_after_thread_sync.
     mbarrier_wait(&smem.tma2mma[read.stage], read.full_parity(), WaitTag{"tma2mma", "mma"});
     // Orders the MMAs below after the wait.
     tcgen05_fence_after_thread_sync();
     // END SOLUTION step05
 
-    // BEGIN SOLUTION step02: enable_input_d is false only for the tile's very first MMA (first K slice, first k16 step).
+    // BEGIN SOLUTION step02: the slice's MMAs, one tcgen05_mma_f16<1> per k16 step on make_smem_desc_k_sw128 descriptors of stage read.stage; enable_input_d is false only for the tile's very first MMA (first K slice, first k16 step).
     // tcgen05.mma is issued by one thread and runs asynchronously, in issue order on the same
     // accumulator: the MMAs of consecutive slices queue up behind each other.
 #pragma unroll
@@ -155,14 +155,14 @@ __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kSta
     }
     // END SOLUTION step02
 
-    // BEGIN SOLUTION step05: tcgen05.commit to mma2tma[read.stage] releases the stage once these MMAs complete; then refill this same stage with the turn's slice ks + kStages if it exists (k_slice_in_turn(turn, ks + kStages, 0, k_slices); load_slice waits for that release).
+    // BEGIN SOLUTION step05: tcgen05_commit<1> to mma2tma[read.stage] releases the stage once these MMAs complete; then refill this same stage with the turn's slice ks + kStages if it exists (k_slice_in_turn(turn, ks + kStages, 0, k_slices); load_slice, which waits for that release).
     tcgen05_commit<1>(&smem.mma2tma[read.stage]);
     const int64_t next = ks + kStages;  // the turn's slice that goes into this stage next
     if (next < k_slices) load_slice(smem, write, map_a, map_b, m0, n0, k_slice_in_turn(turn, next, 0, k_slices));
     // END SOLUTION step05
     read.advance();
   }
-  // BEGIN SOLUTION step05: one more tcgen05.commit, to mma2ld: it arrives once every MMA of the tile has completed.
+  // BEGIN SOLUTION step05: one more commit, tcgen05_commit<1> to mma2ld: it arrives once every MMA of the tile has completed.
   tcgen05_commit<1>(&smem.mma2ld);
   // END SOLUTION step05
 }
@@ -180,7 +180,7 @@ __device__ __forceinline__ void epilogue_tile(SharedStorage& smem, const CUtenso
   for (int c = 0; c < kTileN; c += kLdColumns) {
     int row = 0;
     uint32_t taddr = 0;
-    // BEGIN SOLUTION step01: warp w may read only TMEM lanes 32*(w%4)..+31 (tmem_lane_base); thread t of the warp gets lane base + t, i.e. tile row base + t.
+    // BEGIN SOLUTION step01: warp w may read only TMEM lanes 32*(w%4)..+31 (tmem_lane_base(warp)); thread t of the warp gets lane base + t (lane_id), i.e. tile row base + t; the warp's address at column c is tmem_addr(tmem_acc, lane base, c).
     row = static_cast<int>(tmem_lane_base(warp)) + lane_id();
     taddr = tmem_addr(tmem_acc, tmem_lane_base(warp), c);
     // END SOLUTION step01
@@ -211,7 +211,7 @@ __device__ __forceinline__ void epilogue_tile(SharedStorage& smem, const CUtenso
   __syncthreads();
   tcgen05_fence_after_thread_sync();
 
-  // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} (skip a box wholly past N; TMA clips the rest), commits the bulk group and waits until it has read shared memory.
+  // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} with tma_store_2d (skip a box wholly past N; TMA clips the rest), commits the bulk group (tma_store_commit_group) and waits until it has read shared memory (tma_store_wait_group_read<0>).
   if (threadIdx.x == 0) {
 #pragma unroll
     for (int b = 0; b < kStoreBoxes; ++b)
@@ -283,7 +283,7 @@ __global__ void __launch_bounds__(kThreads)
     // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
     const TraceTile traced(TraceRole::cta, cursor.unit);
     if (threadIdx.x == 0) mma_tile(smem, write, read, &map_a, &map_b, m0, n0, k_slices, turn, tmem_acc);
-    // BEGIN SOLUTION step06: every thread waits on mma2ld; it completes once per tile, so this CTA's tile `local` waits on parity local & 1.
+    // BEGIN SOLUTION step06: every thread waits on mma2ld (mbarrier_wait); it completes once per tile, so this CTA's tile `local` waits on parity local & 1.
     // Only the mbarrier tells that the MMAs have completed (a CTA barrier would prove only that
     // they were issued).
     mbarrier_wait(&smem.mma2ld, static_cast<uint32_t>(local & 1), WaitTag{"mma2ld", "epilogue"});
@@ -293,7 +293,7 @@ __global__ void __launch_bounds__(kThreads)
     // the K loop while the other lanes spun on mma2ld, so reconverge explicitly.
     warp_sync();
     epilogue_tile(smem, &map_d, m0, n0, N, tmem_acc);
-    // BEGIN SOLUTION step06: once the store has read the A buffers, thread 0 loads the next unit's first slices (unit cursor.unit + cursor.stride, if below cursor.end; its turn is turn + 1).
+    // BEGIN SOLUTION step06: once the store has read the A buffers, thread 0 loads the next unit's first slices with prefetch_tile (its tile sched.tile(cursor.unit + cursor.stride, 0), if that unit is below cursor.end; its turn is turn + 1).
     if (threadIdx.x == 0 && cursor.unit + cursor.stride < cursor.end)
       prefetch_tile(smem, write, &map_a, &map_b, sched.tile(cursor.unit + cursor.stride, 0), k_slices, turn + 1);
     // END SOLUTION step06

@@ -90,10 +90,10 @@ static_assert(sizeof(SharedStorage::a) == kStoreBoxes * kTileM * kStoreCols * si
 // free, and moves the producer on. One thread.
 __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kStages>& write, const CUtensorMap* map_a,
                                            const CUtensorMap* map_b, int64_t m0, int64_t n0, int64_t k_slice) {
-  // BEGIN SOLUTION step05: wait on empty[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
+  // BEGIN SOLUTION step05: wait (mbarrier_wait) on empty[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
   mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer"});
   // END SOLUTION step05
-  // BEGIN SOLUTION step04: announce kStageBytes on full[s] (arrive.expect_tx), then load the boxes at {k0, m0} of A and {k0, n0} of B (k0 = k_slice * 64) into stage s = write.stage.
+  // BEGIN SOLUTION step04: announce kStageBytes on full[s] (mbarrier_arrive_expect_tx), then load the boxes at {k0, m0} of A and {k0, n0} of B (k0 = k_slice * 64) into stage s = write.stage with tma_load_2d.
   const int s = write.stage;
   const int32_t k0 = static_cast<int32_t>(k_slice * kTileK);
   mbarrier_arrive_expect_tx(&smem.full[s], kStageBytes);
@@ -120,11 +120,11 @@ __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kSta
                                          const CUtensorMap* map_a, const CUtensorMap* map_b, int64_t m0, int64_t n0,
                                          int64_t k_slices, int64_t turn) {
   for (int64_t ks = 0; ks < k_slices; ++ks) {
-    // BEGIN SOLUTION step05: wait on full[read.stage] with the consumers' parity, read.full_parity().
+    // BEGIN SOLUTION step05: wait (mbarrier_wait) on full[read.stage] with the consumers' parity, read.full_parity().
     mbarrier_wait(&smem.full[read.stage], read.full_parity(), WaitTag{"full", "consumer"});
     // END SOLUTION step05
 
-    // BEGIN SOLUTION step02: scale-d is 0 only for the tile's very first wgmma (first K slice, first k16 step).
+    // BEGIN SOLUTION step02: wgmma_fence_operands on both accumulator halves, then wgmma_fence; the slice's wgmmas, wgmma_f32_f16_ss (kTileN wide) per M half and k16 step on make_wgmma_desc_k_sw128 descriptors of stage read.stage, scale-d 0 only for the tile's very first wgmma (first K slice, first k16 step); then wgmma_commit_group.
     wgmma_fence_operands(acc[0]);
     wgmma_fence_operands(acc[1]);
     wgmma_fence();  // orders the accumulators' earlier accesses before the wgmmas below
@@ -141,7 +141,7 @@ __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kSta
     wgmma_commit_group();
     // END SOLUTION step02
 
-    // BEGIN SOLUTION step05: wait_group 0 completes this slice's group; lane 0 of each warp arrives on empty[read.stage], and thread 0 refills that stage with the turn's slice ks + kStages if it exists (k_slice_in_turn(turn, ks + kStages, 0, k_slices)).
+    // BEGIN SOLUTION step05: wait_group 0 completes this slice's group (wgmma_wait_group<0>, then wgmma_fence_operands on both accumulator halves); lane 0 of each warp arrives on empty[read.stage] (mbarrier_arrive), and thread 0 refills that stage with the turn's slice ks + kStages if it exists (load_slice with k_slice_in_turn(turn, ks + kStages, 0, k_slices)).
     wgmma_wait_group<0>();  // this warp's share of slice ks's wgmmas has finished reading the stage
     wgmma_fence_operands(acc[0]);
     wgmma_fence_operands(acc[1]);
@@ -186,7 +186,7 @@ __device__ __forceinline__ void epilogue_tile(SharedStorage& smem, const float (
   fence_proxy_async_shared();
   __syncthreads();
 
-  // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} (skip a box wholly past N; TMA clips the rest), commits the bulk group and waits until it has read shared memory.
+  // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} with tma_store_2d (skip a box wholly past N; TMA clips the rest), commits the bulk group (tma_store_commit_group) and waits until it has read shared memory (tma_store_wait_group_read<0>).
   if (threadIdx.x == 0) {
 #pragma unroll
     for (int b = 0; b < kStoreBoxes; ++b)
@@ -261,7 +261,7 @@ __global__ void __launch_bounds__(kThreads)
     // write the output tile into the A buffers.
     __syncthreads();
     epilogue_tile(smem, acc, &map_d, m0, n0, N);
-    // BEGIN SOLUTION step06: once the store has read the A buffers, thread 0 loads the next unit's first slices (unit cursor.unit + cursor.stride, if below cursor.end; its turn is turn + 1).
+    // BEGIN SOLUTION step06: once the store has read the A buffers, thread 0 loads the next unit's first slices with prefetch_tile (its tile sched.tile(cursor.unit + cursor.stride, 0), if that unit is below cursor.end; its turn is turn + 1).
     if (threadIdx.x == 0 && cursor.unit + cursor.stride < cursor.end)
       prefetch_tile(smem, write, &map_a, &map_b, sched.tile(cursor.unit + cursor.stride, 0), k_slices, turn + 1);
     // END SOLUTION step06

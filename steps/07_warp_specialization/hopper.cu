@@ -105,10 +105,10 @@ static_assert(sizeof(SharedStorage::a[0]) % 1024 == 0 && sizeof(SharedStorage::b
 // free, and moves the producer on. One thread.
 __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kStages>& write, const CUtensorMap* map_a,
                                            const CUtensorMap* map_b, int64_t m0, int64_t n0, int64_t k_slice) {
-  // BEGIN SOLUTION step05: wait on empty[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
+  // BEGIN SOLUTION step05: wait (mbarrier_wait) on empty[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
   mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer"});
   // END SOLUTION step05
-  // BEGIN SOLUTION step04: announce kStageBytes on full[s] (arrive.expect_tx), then load the boxes at {k0, m0} of A and {k0, n0} of B (k0 = k_slice * 64) into stage s = write.stage.
+  // BEGIN SOLUTION step04: announce kStageBytes on full[s] (mbarrier_arrive_expect_tx), then load the boxes at {k0, m0} of A and {k0, n0} of B (k0 = k_slice * 64) into stage s = write.stage with tma_load_2d.
   const int s = write.stage;
   const int32_t k0 = static_cast<int32_t>(k_slice * kTileK);
   mbarrier_arrive_expect_tx(&smem.full[s], kStageBytes);
@@ -123,7 +123,7 @@ __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kS
 __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap* map_a, const CUtensorMap* map_b,
                                          const TileScheduler& sched, int64_t k_slices) {
   PipelineState<kStages> write;  // the stage the producer fills next, across tiles
-  // BEGIN SOLUTION step07: for each of this CTA's work units (sched.begin(blockIdx.x, gridDim.x)), load its tile's K slices (origin tile.m * 128, tile.n * 128) with load_slice, the i-th being k_slice_in_turn(turn, i, 0, k_slices) with turn = cursor.turn(), worked out once per tile.
+  // BEGIN SOLUTION step07: for each of this CTA's work units (sched.begin(blockIdx.x, gridDim.x)), load its tile's K slices (origin tile.m * 128, tile.n * 128) with load_slice, the i-th being k_slice_in_turn(turn, i, 0, k_slices) with turn = cursor.turn(), worked out once per tile; a TraceTile (TraceRole::producer, the unit) spans each tile for the timeline.
   for (WorkCursor cursor = sched.begin(blockIdx.x, gridDim.x); cursor.valid(); cursor.advance()) {
     const Tile tile = sched.tile(cursor.unit, 0);
     const int64_t turn = cursor.turn();  // once per tile: a 64-bit division
@@ -139,11 +139,11 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
 __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kStages>& read, float (&acc)[2][kAccRegs],
                                          int64_t k_slices) {
   for (int64_t ks = 0; ks < k_slices; ++ks) {
-    // BEGIN SOLUTION step05: wait on full[read.stage] with the consumers' parity, read.full_parity().
+    // BEGIN SOLUTION step05: wait (mbarrier_wait) on full[read.stage] with the consumers' parity, read.full_parity().
     mbarrier_wait(&smem.full[read.stage], read.full_parity(), WaitTag{"full", "consumer"});
     // END SOLUTION step05
 
-    // BEGIN SOLUTION step02: scale-d is 0 only for the tile's very first wgmma (first K slice, first k16 step).
+    // BEGIN SOLUTION step02: wgmma_fence_operands on both accumulator halves, then wgmma_fence; the slice's wgmmas, wgmma_f32_f16_ss (kTileN wide) per M half and k16 step on make_wgmma_desc_k_sw128 descriptors of stage read.stage, scale-d 0 only for the tile's very first wgmma (first K slice, first k16 step); then wgmma_commit_group.
     wgmma_fence_operands(acc[0]);
     wgmma_fence_operands(acc[1]);
     wgmma_fence();  // orders the accumulators' earlier accesses before the wgmmas below
@@ -160,7 +160,7 @@ __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kSta
     wgmma_commit_group();
     // END SOLUTION step02
 
-    // BEGIN SOLUTION step05: wait_group 0 completes this slice's group; then lane 0 of each warp arrives on empty[read.stage].
+    // BEGIN SOLUTION step05: wait_group 0 completes this slice's group (wgmma_wait_group<0>, then wgmma_fence_operands on both accumulator halves); then lane 0 of each warp arrives on empty[read.stage] (mbarrier_arrive).
     wgmma_wait_group<0>();  // this warp's share of slice ks's wgmmas has finished reading the stage
     wgmma_fence_operands(acc[0]);
     wgmma_fence_operands(acc[1]);
@@ -175,7 +175,7 @@ __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kSta
 __device__ __forceinline__ void epilogue_tile(SharedStorage& smem, const float (&acc)[2][kAccRegs],
                                               const CUtensorMap* map_d, int64_t m0, int64_t n0, int64_t N, int t) {
   const TraceEpilogue traced_epilogue;
-  // BEGIN SOLUTION step07: the previous tile's TMA store may still be reading the staging buffer: thread 0 waits for it (wait_group.read 0), then the consumer warpgroup syncs on its named barrier before anyone writes.
+  // BEGIN SOLUTION step07: the previous tile's TMA store may still be reading the staging buffer: thread 0 waits for it (tma_store_wait_group_read<0>), then the consumer warpgroup syncs on its named barrier (named_barrier_sync) before anyone writes.
   if (t == 0) tma_store_wait_group_read<0>();
   named_barrier_sync(kEpilogueBarrier, kWarpgroupSize);
   // END SOLUTION step07
@@ -206,7 +206,7 @@ __device__ __forceinline__ void epilogue_tile(SharedStorage& smem, const float (
   fence_proxy_async_shared();
   named_barrier_sync(kEpilogueBarrier, kWarpgroupSize);
 
-  // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} (skip a box wholly past N; TMA clips the rest) and commits the bulk group; the next tile's epilogue waits for it to have read the buffer.
+  // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} with tma_store_2d (skip a box wholly past N; TMA clips the rest) and commits the bulk group (tma_store_commit_group); the next tile's epilogue waits for it to have read the buffer.
   if (t == 0) {
 #pragma unroll
     for (int b = 0; b < kStoreBoxes; ++b)
@@ -266,7 +266,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   const int64_t k_slices = (K + kTileK - 1) / kTileK;
   const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, /*cluster_m=*/1, kGroupM);
 
-  // BEGIN SOLUTION step07: warpgroup kProducerWarpgroup lowers its registers to kProducerRegs and one elected thread of its first warp runs producer(); the other warpgroup raises its registers to kConsumerRegs and runs consumer().
+  // BEGIN SOLUTION step07: warpgroup kProducerWarpgroup lowers its registers to kProducerRegs (setmaxnreg_dec) and one elected thread (elect_one_sync) of its first warp runs producer(); the other warpgroup raises its registers to kConsumerRegs (setmaxnreg_inc) and runs consumer().
   if (warpgroup_id() == kProducerWarpgroup) {
     setmaxnreg_dec<kProducerRegs>();  // the whole warpgroup executes it (.sync.aligned)
     if (warp_id() == 0 && elect_one_sync()) producer(smem, &map_a, &map_b, sched, k_slices);

@@ -105,10 +105,10 @@ __device__ uint32_t pack_half2(uint32_t lo, uint32_t hi) {
 // free, and moves the producer on. One thread.
 __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kStages>& write, const CUtensorMap* map_a,
                                            const CUtensorMap* map_b, int64_t m0, int64_t n0, int64_t k_slice) {
-  // BEGIN SOLUTION step05: wait on mma2tma[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
+  // BEGIN SOLUTION step05: wait (mbarrier_wait) on mma2tma[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
   mbarrier_wait(&smem.mma2tma[write.stage], write.empty_parity(), WaitTag{"mma2tma", "producer"});
   // END SOLUTION step05
-  // BEGIN SOLUTION step04: announce kStageBytes on tma2mma[s] (arrive.expect_tx), then load the boxes at {k0, m0} of A and {k0, n0} of B (k0 = k_slice * 64) into stage s = write.stage.
+  // BEGIN SOLUTION step04: announce kStageBytes on tma2mma[s] (mbarrier_arrive_expect_tx), then load the boxes at {k0, m0} of A and {k0, n0} of B (k0 = k_slice * 64) into stage s = write.stage with tma_load_2d.
   const int s = write.stage;
   const int32_t k0 = static_cast<int32_t>(k_slice * kTileK);
   mbarrier_arrive_expect_tx(&smem.tma2mma[s], kStageBytes);
@@ -123,7 +123,7 @@ __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kS
 __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap* map_a, const CUtensorMap* map_b,
                                          const TileScheduler& sched, int64_t k_slices) {
   PipelineState<kStages> write;  // the stage the producer fills next, across tiles
-  // BEGIN SOLUTION step07: for each of this CTA's work units (sched.begin(blockIdx.x, gridDim.x)), load its tile's K slices (origin tile.m * 128, tile.n * 128) with load_slice, the i-th being k_slice_in_turn(turn, i, 0, k_slices) with turn = cursor.turn(), worked out once per tile.
+  // BEGIN SOLUTION step07: for each of this CTA's work units (sched.begin(blockIdx.x, gridDim.x)), load its tile's K slices (origin tile.m * 128, tile.n * 128) with load_slice, the i-th being k_slice_in_turn(turn, i, 0, k_slices) with turn = cursor.turn(), worked out once per tile; a TraceTile (TraceRole::producer, the unit) spans each tile for the timeline.
   for (WorkCursor cursor = sched.begin(blockIdx.x, gridDim.x); cursor.valid(); cursor.advance()) {
     const Tile tile = sched.tile(cursor.unit, 0);
     const int64_t turn = cursor.turn();  // once per tile: a 64-bit division
@@ -132,7 +132,7 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
       load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN, k_slice_in_turn(turn, i, 0, k_slices));
   }
   // END SOLUTION step07
-  // BEGIN SOLUTION step07: the tail: wait on mma2tma for the next kStages positions of the ring (the commits of the last slices, which no load waited for) before the CTA may tear down.
+  // BEGIN SOLUTION step07: the tail: for the next kStages positions of the ring, wait (mbarrier_wait) on mma2tma[write.stage] with write.empty_parity() and advance write (the commits of the last slices, which no load waited for) before the CTA may tear down.
   // The commits of the last kStages slices were never waited on: no load followed them. Their
   // arrivals on mma2tma are asynchronous, and must land before the barriers' shared memory goes
   // away and TMEM is released. A position of the ring that was never filled passes at once (the
@@ -150,13 +150,13 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
 __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kStages>& read, int64_t k_slices,
                                          uint32_t tmem_acc) {
   for (int64_t ks = 0; ks < k_slices; ++ks) {
-    // BEGIN SOLUTION step05: wait on tma2mma[read.stage] with the consumer's parity, read.full_parity(); then tcgen05.fence::after_thread_sync.
+    // BEGIN SOLUTION step05: wait (mbarrier_wait) on tma2mma[read.stage] with the consumer's parity, read.full_parity(); then tcgen05_fence_after_thread_sync.
     mbarrier_wait(&smem.tma2mma[read.stage], read.full_parity(), WaitTag{"tma2mma", "mma"});
     // Orders the MMAs below after the wait.
     tcgen05_fence_after_thread_sync();
     // END SOLUTION step05
 
-    // BEGIN SOLUTION step02: enable_input_d is false only for the tile's very first MMA (first K slice, first k16 step).
+    // BEGIN SOLUTION step02: the slice's MMAs, one tcgen05_mma_f16<1> per k16 step on make_smem_desc_k_sw128 descriptors of stage read.stage; enable_input_d is false only for the tile's very first MMA (first K slice, first k16 step).
     // tcgen05.mma is issued by one thread and runs asynchronously, in issue order on the same
     // accumulator: the MMAs of consecutive slices queue up behind each other.
 #pragma unroll
@@ -168,12 +168,12 @@ __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kSta
     }
     // END SOLUTION step02
 
-    // BEGIN SOLUTION step05: tcgen05.commit to mma2tma[read.stage] releases the stage once these MMAs complete.
+    // BEGIN SOLUTION step05: tcgen05_commit<1> to mma2tma[read.stage] releases the stage once these MMAs complete.
     tcgen05_commit<1>(&smem.mma2tma[read.stage]);
     // END SOLUTION step05
     read.advance();
   }
-  // BEGIN SOLUTION step05: one more tcgen05.commit, to mma2ld: it arrives once every MMA of the tile has completed.
+  // BEGIN SOLUTION step05: one more commit, tcgen05_commit<1> to mma2ld: it arrives once every MMA of the tile has completed.
   tcgen05_commit<1>(&smem.mma2ld);
   // END SOLUTION step05
 }
@@ -190,7 +190,7 @@ __device__ __forceinline__ void epilogue_tile(SharedStorage& smem, const CUtenso
 #pragma unroll
   for (int c = 0; c < kTileN / kLdColumns; ++c) {
     uint32_t taddr = 0;
-    // BEGIN SOLUTION step01: warp w may read only TMEM lanes 32*(w%4)..+31 (tmem_lane_base); thread t of the warp gets lane base + t, i.e. tile row base + t.
+    // BEGIN SOLUTION step01: warp w may read only TMEM lanes 32*(w%4)..+31 (tmem_lane_base(warp)): chunk c of its rows is at tmem_addr(tmem_acc, that lane base, column c * kLdColumns), and thread t of the warp gets lane base + t, i.e. tile row base + t.
     taddr = tmem_addr(tmem_acc, tmem_lane_base(warp), c * kLdColumns);
     // END SOLUTION step01
     tmem_ld_32x32b_x32(taddr, v[c]);
@@ -199,12 +199,12 @@ __device__ __forceinline__ void epilogue_tile(SharedStorage& smem, const CUtenso
 #pragma unroll
   for (int c = 0; c < kTileN / kLdColumns; ++c) tmem_fence_operands(v[c]);  // ... and not read before it
 
-  // BEGIN SOLUTION step07: release the accumulator: tcgen05.fence::before_thread_sync (orders the completed tcgen05.ld before the arrive), then every epilogue thread arrives on ld2mma.
+  // BEGIN SOLUTION step07: release the accumulator: tcgen05_fence_before_thread_sync (orders the completed tcgen05.ld before the arrive), then every epilogue thread arrives on ld2mma (mbarrier_arrive).
   tcgen05_fence_before_thread_sync();
   mbarrier_arrive(&smem.ld2mma);
   // END SOLUTION step07
 
-  // BEGIN SOLUTION step07: the previous tile's TMA store may still be reading the staging buffer: thread 0 waits for it (wait_group.read 0), then the epilogue warpgroup syncs on its named barrier before anyone writes.
+  // BEGIN SOLUTION step07: the previous tile's TMA store may still be reading the staging buffer: thread 0 waits for it (tma_store_wait_group_read<0>), then the epilogue warpgroup syncs on its named barrier (named_barrier_sync) before anyone writes.
   if (t == 0) tma_store_wait_group_read<0>();
   named_barrier_sync(kEpilogueBarrier, kEpilogueThreads);
   // END SOLUTION step07
@@ -235,7 +235,7 @@ __device__ __forceinline__ void epilogue_tile(SharedStorage& smem, const CUtenso
   fence_proxy_async_shared();
   named_barrier_sync(kEpilogueBarrier, kEpilogueThreads);
 
-  // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} (skip a box wholly past N; TMA clips the rest) and commits the bulk group; the next tile's epilogue waits for it to have read the buffer.
+  // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} with tma_store_2d (skip a box wholly past N; TMA clips the rest) and commits the bulk group (tma_store_commit_group); the next tile's epilogue waits for it to have read the buffer.
   if (t == 0) {
 #pragma unroll
     for (int b = 0; b < kStoreBoxes; ++b)
@@ -255,7 +255,7 @@ __device__ __forceinline__ void mma(SharedStorage& smem, const TileScheduler& sc
   for (WorkCursor cursor = sched.begin(blockIdx.x, gridDim.x); cursor.valid(); cursor.advance(), ++local) {
     // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
     const TraceTile traced(TraceRole::mma, cursor.unit);
-    // BEGIN SOLUTION step07: wait on ld2mma with parity (local & 1) ^ 1 (the first tile passes at once), then tcgen05.fence::after_thread_sync: the epilogue's reads of the accumulator come before these MMAs overwrite it.
+    // BEGIN SOLUTION step07: wait (mbarrier_wait) on ld2mma with parity (local & 1) ^ 1 (the first tile passes at once), then tcgen05_fence_after_thread_sync: the epilogue's reads of the accumulator come before these MMAs overwrite it.
     mbarrier_wait(&smem.ld2mma, static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"});
     tcgen05_fence_after_thread_sync();
     // END SOLUTION step07
@@ -277,7 +277,7 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap*
     // END SOLUTION step06
     // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
     const TraceTile traced(TraceRole::epilogue, cursor.unit);
-    // BEGIN SOLUTION step07: wait on mma2ld with parity local & 1; it completes once per tile.
+    // BEGIN SOLUTION step07: wait (mbarrier_wait) on mma2ld with parity local & 1; it completes once per tile.
     // Only the mbarrier tells that the MMAs have completed (a CTA barrier would prove only that
     // they were issued).
     mbarrier_wait(&smem.mma2ld, static_cast<uint32_t>(local & 1), WaitTag{"mma2ld", "epilogue"});
@@ -331,7 +331,7 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t k_slices = (K + kTileK - 1) / kTileK;
   const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, /*cluster_m=*/1, kGroupM);
 
-  // BEGIN SOLUTION step07: warp kProducerWarp: one elected thread runs producer(); warp kMmaWarp: one elected thread runs mma(); warps 0-3 run epilogue(). Every thread then falls through to the teardown.
+  // BEGIN SOLUTION step07: warp kProducerWarp: one elected thread (elect_one_sync) runs producer(); warp kMmaWarp: one elected thread runs mma(); warps 0-3 run epilogue(). Every thread then falls through to the teardown.
   if (warp == kProducerWarp) {
     if (elect_one_sync()) producer(smem, &map_a, &map_b, sched, k_slices);
   } else if (warp == kMmaWarp) {

@@ -113,10 +113,10 @@ static_assert(sizeof(SharedStorage) <= kSmemLimit, "the ring and the staging buf
 __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kStages>& write, const CUtensorMap* map_a,
                                            const CUtensorMap* map_b, int64_t m0, int64_t n0, int64_t k_slice,
                                            uint32_t rank) {
-  // BEGIN SOLUTION step05: wait on empty[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
+  // BEGIN SOLUTION step05: wait (mbarrier_wait) on empty[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
   mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer"});
   // END SOLUTION step05
-  // BEGIN SOLUTION step09: announce kStageBytes on full[s] (arrive.expect_tx: A and the whole B), load A's box at {k0, m0} into stage s = write.stage, and multicast B's box at {k0, n0 + 64 rank} to both CTAs (mask kClusterMask) at row 64 rank of their B stage.
+  // BEGIN SOLUTION step09: announce kStageBytes on full[s] (mbarrier_arrive_expect_tx: A and the whole B), load A's box at {k0, m0} into stage s = write.stage (tma_load_2d), and multicast B's box at {k0, n0 + 64 rank} to both CTAs (tma_load_2d_multicast, mask kClusterMask) at row 64 rank of their B stage.
   const int s = write.stage;
   const int32_t k0 = static_cast<int32_t>(k_slice * kTileK);
   mbarrier_arrive_expect_tx(&smem.full[s], kStageBytes);
@@ -134,7 +134,7 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
                                          const TileScheduler& sched, int64_t k_slices) {
   PipelineState<kStages> write;  // the stage the producer fills next, across tiles
   const uint32_t rank = cluster_ctarank();
-  // BEGIN SOLUTION step09: for each of this cluster's work units (sched.begin(cluster_id_x(), cluster_count_x())), load this CTA's tile, sched.tile(unit, rank), with load_slice, the i-th K slice being k_slice_in_turn(turn, i, 0, k_slices) with turn = cursor.turn(), worked out once per tile (a phantom tile past M is loaded too: the peer expects its half of B).
+  // BEGIN SOLUTION step09: for each of this cluster's work units (sched.begin(cluster_id_x(), cluster_count_x())), load this CTA's tile, sched.tile(unit, rank), with load_slice, the i-th K slice being k_slice_in_turn(turn, i, 0, k_slices) with turn = cursor.turn(), worked out once per tile; a TraceTile (TraceRole::producer, the unit) spans each tile for the timeline (a phantom tile past M is loaded too: the peer expects its half of B).
   for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
     const Tile tile = sched.tile(cursor.unit, static_cast<int>(rank));
     const int64_t turn = cursor.turn();  // once per tile: a 64-bit division
@@ -144,7 +144,7 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
                  rank);
   }
   // END SOLUTION step09
-  // BEGIN SOLUTION step09: the tail: wait on empty for the next kStages positions of the ring (the releases of the last slices, the peer's remote arrives among them, which no load waited for) before the CTA may exit.
+  // BEGIN SOLUTION step09: the tail: for the next kStages positions of the ring, wait (mbarrier_wait) on empty[write.stage] with write.empty_parity() and advance write (the releases of the last slices, the peer's remote arrives among them, which no load waited for) before the CTA may exit.
   // The releases of the last kStages slices were never waited on: no load followed them. The
   // peer's consumers make theirs remotely, into this CTA's shared memory, which must stay until
   // they land. Once they have, nothing of the peer's reaches this CTA any more (its multicasts
@@ -174,11 +174,11 @@ __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kSta
                                          int64_t k_slices) {
   int release_stage = 0;  // the stage of the slice before this one: its wgmmas are the ones waited for
   for (int64_t ks = 0; ks < k_slices; ++ks) {
-    // BEGIN SOLUTION step05: wait on full[read.stage] with the consumers' parity, read.full_parity().
+    // BEGIN SOLUTION step05: wait (mbarrier_wait) on full[read.stage] with the consumers' parity, read.full_parity().
     mbarrier_wait(&smem.full[read.stage], read.full_parity(), WaitTag{"full", "consumer"});
     // END SOLUTION step05
 
-    // BEGIN SOLUTION step02: scale-d is 0 only for the tile's very first wgmma (first K slice, first k16 step).
+    // BEGIN SOLUTION step02: wgmma_fence_operands on both accumulator halves, then wgmma_fence; the slice's wgmmas, wgmma_f32_f16_ss (kTileN wide) per M half and k16 step on make_wgmma_desc_k_sw128 descriptors of stage read.stage, scale-d 0 only for the tile's very first wgmma (first K slice, first k16 step); then wgmma_commit_group.
     wgmma_fence_operands(acc[0]);
     wgmma_fence_operands(acc[1]);
     wgmma_fence();  // orders the accumulators' earlier accesses before the wgmmas below
@@ -195,7 +195,7 @@ __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kSta
     wgmma_commit_group();
     // END SOLUTION step02
 
-    // BEGIN SOLUTION step08: wait_group 1 leaves slice ks's group in flight and completes slice ks-1's; then lane 0 of each warp releases slice ks-1's stage (none before the first slice).
+    // BEGIN SOLUTION step08: wait_group 1 leaves slice ks's group in flight and completes slice ks-1's (wgmma_wait_group<1>, then wgmma_fence_operands on both accumulator halves); then lane 0 of each warp releases slice ks-1's stage with release() (none before the first slice).
     wgmma_wait_group<1>();  // this warp's share of slice ks-1's wgmmas has finished reading its stage
     wgmma_fence_operands(acc[0]);
     wgmma_fence_operands(acc[1]);
@@ -204,7 +204,7 @@ __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kSta
     release_stage = read.stage;
     read.advance();
   }
-  // BEGIN SOLUTION step08: after the last slice, wait_group 0 completes its group (the epilogue reads the accumulators) and lane 0 of each warp releases its stage.
+  // BEGIN SOLUTION step08: after the last slice, wait_group 0 completes its group (wgmma_wait_group<0>, then wgmma_fence_operands on both accumulator halves: the epilogue reads them) and lane 0 of each warp releases its stage with release().
   wgmma_wait_group<0>();
   wgmma_fence_operands(acc[0]);
   wgmma_fence_operands(acc[1]);
@@ -217,7 +217,7 @@ __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kSta
 __device__ __forceinline__ void epilogue_tile(SharedStorage& smem, const float (&acc)[2][kAccRegs],
                                               const CUtensorMap* map_d, int64_t m0, int64_t n0, int64_t N, int t) {
   const TraceEpilogue traced_epilogue;
-  // BEGIN SOLUTION step07: the previous tile's TMA store may still be reading the staging buffer: thread 0 waits for it (wait_group.read 0), then the consumer warpgroup syncs on its named barrier before anyone writes.
+  // BEGIN SOLUTION step07: the previous tile's TMA store may still be reading the staging buffer: thread 0 waits for it (tma_store_wait_group_read<0>), then the consumer warpgroup syncs on its named barrier (named_barrier_sync) before anyone writes.
   if (t == 0) tma_store_wait_group_read<0>();
   named_barrier_sync(kEpilogueBarrier, kWarpgroupSize);
   // END SOLUTION step07
@@ -248,7 +248,7 @@ __device__ __forceinline__ void epilogue_tile(SharedStorage& smem, const float (
   fence_proxy_async_shared();
   named_barrier_sync(kEpilogueBarrier, kWarpgroupSize);
 
-  // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} (skip a box wholly past N; TMA clips the rest) and commits the bulk group; the next tile's epilogue waits for it to have read the buffer.
+  // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} with tma_store_2d (skip a box wholly past N; TMA clips the rest) and commits the bulk group (tma_store_commit_group); the next tile's epilogue waits for it to have read the buffer.
   if (t == 0) {
 #pragma unroll
     for (int b = 0; b < kStoreBoxes; ++b)
@@ -271,7 +271,7 @@ __device__ __forceinline__ void consumer(SharedStorage& smem, const CUtensorMap*
   for (WorkCursor cursor = sched.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
     // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
     const TraceTile traced(TraceRole::consumer, cursor.unit);
-    // BEGIN SOLUTION step09: this CTA's tile of the unit is sched.tile(cursor.unit, rank); run mma_tile for every tile, and the epilogue only for a valid one.
+    // BEGIN SOLUTION step09: this CTA's tile of the unit is sched.tile(cursor.unit, rank); run mma_tile for every tile, and epilogue_tile (at its origin tile.m * 128, tile.n * 128) only for a valid one.
     const Tile tile = sched.tile(cursor.unit, static_cast<int>(rank));
     mma_tile(smem, read, acc, k_slices);
     if (tile.valid) epilogue_tile(smem, acc, map_d, tile.m * kTileM, tile.n * kTileN, N, t);
@@ -300,14 +300,14 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     }
     fence_mbarrier_init();  // the inits are visible to the async proxy and to the peer CTA
   }
-  // BEGIN SOLUTION step09: every thread of both CTAs arrives on the cluster barrier (relaxed: fence_mbarrier_init orders the inits) in place of __syncthreads; each waits on it below, once its registers are set: the peer's multicasts and remote arrives reach this CTA's barriers only after they are initialised.
+  // BEGIN SOLUTION step09: every thread of both CTAs arrives on the cluster barrier (cluster_arrive_relaxed: relaxed, since fence_mbarrier_init orders the inits) in place of __syncthreads; each waits on it below, once its registers are set: the peer's multicasts and remote arrives reach this CTA's barriers only after they are initialised.
   cluster_arrive_relaxed();
   // END SOLUTION step09
 
   const int64_t k_slices = (K + kTileK - 1) / kTileK;
   const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, kClusterM, kGroupM);
 
-  // BEGIN SOLUTION step07: warpgroup kProducerWarpgroup lowers its registers to kProducerRegs and one elected thread of its first warp runs producer(); the other warpgroup raises its registers to kConsumerRegs and runs consumer(). Each warpgroup waits on the cluster barrier (cluster_wait) right after its setmaxnreg.
+  // BEGIN SOLUTION step07: warpgroup kProducerWarpgroup lowers its registers to kProducerRegs (setmaxnreg_dec) and one elected thread (elect_one_sync) of its first warp runs producer(); the other warpgroup raises its registers to kConsumerRegs (setmaxnreg_inc) and runs consumer(). Each warpgroup waits on the cluster barrier (cluster_wait) right after its setmaxnreg.
   if (warpgroup_id() == kProducerWarpgroup) {
     setmaxnreg_dec<kProducerRegs>();  // the whole warpgroup executes it (.sync.aligned)
     cluster_wait();                   // both CTAs' barriers are initialised: the arrive above

@@ -175,10 +175,10 @@ __device__ uint32_t pack_half2(uint32_t lo, uint32_t hi) {
 __device__ __forceinline__ void load_slice(SharedStorage& smem, PipelineState<kStages>& write, const CUtensorMap* map_a,
                                            const CUtensorMap* map_b, int64_t m0, int64_t n0, int64_t k_slice,
                                            uint32_t rank) {
-  // BEGIN SOLUTION step05: wait on mma2tma[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
+  // BEGIN SOLUTION step05: wait (mbarrier_wait) on mma2tma[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
   mbarrier_wait(&smem.mma2tma[write.stage], write.empty_parity(), WaitTag{"mma2tma", "producer"});
   // END SOLUTION step05
-  // BEGIN SOLUTION step09: the leader (rank 0) announces the pair's bytes, kPairStageBytes, on its tma2mma[s] (arrive.expect_tx); then each CTA loads its A box at {k0, m0} and its half of B at {k0, n0 + 64 rank} into stage s = write.stage with tma_load_2d_cta_pair, whose bytes complete on the leader's barrier.
+  // BEGIN SOLUTION step09: the leader (rank 0) announces the pair's bytes, kPairStageBytes, on its tma2mma[s] (mbarrier_arrive_expect_tx); then each CTA loads its A box at {k0, m0} and its half of B at {k0, n0 + 64 rank} into stage s = write.stage with tma_load_2d_cta_pair, whose bytes complete on the leader's barrier.
   const int s = write.stage;
   const int32_t k0 = static_cast<int32_t>(k_slice * kTileK);
   if (rank == 0) mbarrier_arrive_expect_tx(&smem.tma2mma[s], kPairStageBytes);
@@ -195,7 +195,7 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
                                          const TileScheduler& sched, const SplitK& split) {
   PipelineState<kStages> write;  // the stage the producer fills next, across tiles
   const uint32_t rank = cluster_ctarank();
-  // BEGIN SOLUTION step11: for each of this cluster's work items (split.begin(cluster_id_x(), cluster_count_x())), load K slices item.k_begin .. item.k_end - 1, the i-th being k_slice_in_turn(turn, i, item.k_begin, item.k_end) with turn = cursor.turn(), worked out once per tile, of this CTA's tile of the item's unit, sched.tile(unit, rank) (origin tile.m * 256, tile.n * 128), with load_slice; a phantom tile past M is loaded too (the pair's MMA reads it, zeros, and the leader expects its bytes).
+  // BEGIN SOLUTION step11: for each of this cluster's work items (split.begin(cluster_id_x(), cluster_count_x()), split.item(cursor.unit)), load K slices item.k_begin .. item.k_end - 1, the i-th being k_slice_in_turn(turn, i, item.k_begin, item.k_end) with turn = cursor.turn(), worked out once per tile, of this CTA's tile of the item's unit, sched.tile(unit, rank) (origin tile.m * 256, tile.n * 128), with load_slice; a TraceTile (TraceRole::producer, the unit) spans each tile for the timeline; a phantom tile past M is loaded too (the pair's MMA reads it, zeros, and the leader expects its bytes).
   for (WorkCursor cursor = split.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
     const WorkItem item = split.item(cursor.unit);
     const Tile tile = sched.tile(item.unit, static_cast<int>(rank));
@@ -206,7 +206,7 @@ __device__ __forceinline__ void producer(SharedStorage& smem, const CUtensorMap*
                  k_slice_in_turn(turn, i, item.k_begin, item.k_end), rank);
   }
   // END SOLUTION step11
-  // BEGIN SOLUTION step07: the tail: wait on mma2tma for the next kStages positions of the ring (the commits of the last slices, which no load waited for) before the CTA may tear down.
+  // BEGIN SOLUTION step07: the tail: for the next kStages positions of the ring, wait (mbarrier_wait) on mma2tma[write.stage] with write.empty_parity() and advance write (the commits of the last slices, which no load waited for) before the CTA may tear down.
   // The commits of the last kStages slices were never waited on: no load followed them. Their
   // arrivals on mma2tma are asynchronous, and must land before the barriers' shared memory goes
   // away and TMEM is released. A position of the ring that was never filled passes at once (the
@@ -229,13 +229,13 @@ __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kSta
   a_block = static_cast<uint32_t>(consumer) * kBlockM * kTileK * sizeof(__half);
   // END SOLUTION step10
   for (int64_t ks = 0; ks < k_slices; ++ks) {
-    // BEGIN SOLUTION step05: wait on tma2mma[read.stage] with the consumer's parity, read.full_parity(); then tcgen05.fence::after_thread_sync.
+    // BEGIN SOLUTION step05: wait (mbarrier_wait) on tma2mma[read.stage] with the consumer's parity, read.full_parity(); then tcgen05_fence_after_thread_sync.
     mbarrier_wait(&smem.tma2mma[read.stage], read.full_parity(), WaitTag{"tma2mma", "mma"});
     // Orders the MMAs below after the wait.
     tcgen05_fence_after_thread_sync();
     // END SOLUTION step05
 
-    // BEGIN SOLUTION step02: enable_input_d is false only for the tile's very first MMA (first K slice, first k16 step); the MMA is the pair's, tcgen05_mma_f16<kCtaGroup> with kIdesc, on this consumer's block of A (a_block bytes into the stage) into its accumulator acc.
+    // BEGIN SOLUTION step02: the slice's MMAs, one per k16 step on make_smem_desc_k_sw128 descriptors of stage read.stage; enable_input_d is false only for the tile's very first MMA (first K slice, first k16 step); the MMA is the pair's, tcgen05_mma_f16<kCtaGroup> with kIdesc, on this consumer's block of A (a_block bytes into the stage) into its accumulator acc.
     // tcgen05.mma is issued by one thread and runs asynchronously, in issue order on the same
     // accumulator: the MMAs of consecutive slices queue up behind each other.
 #pragma unroll
@@ -247,12 +247,12 @@ __device__ __forceinline__ void mma_tile(SharedStorage& smem, PipelineState<kSta
     }
     // END SOLUTION step02
 
-    // BEGIN SOLUTION step09: tcgen05.commit multicast to mma2tma[read.stage] of both CTAs (kPairMask): the stage is free in both once these MMAs, which read both CTAs' shared memory, complete.
+    // BEGIN SOLUTION step09: tcgen05_commit_multicast<kCtaGroup> to mma2tma[read.stage] of both CTAs (kPairMask): the stage is free in both once these MMAs, which read both CTAs' shared memory, complete.
     tcgen05_commit_multicast<kCtaGroup>(&smem.mma2tma[read.stage], kPairMask);
     // END SOLUTION step09
     read.advance();
   }
-  // BEGIN SOLUTION step10: one more tcgen05.commit, multicast to mma2ld[consumer] of both CTAs (kPairMask): it arrives once every MMA of this consumer's tile has completed, in both CTAs' TMEM.
+  // BEGIN SOLUTION step10: one more commit, tcgen05_commit_multicast<kCtaGroup> to mma2ld[consumer] of both CTAs (kPairMask): it arrives once every MMA of this consumer's tile has completed, in both CTAs' TMEM.
   tcgen05_commit_multicast<kCtaGroup>(&smem.mma2ld[consumer], kPairMask);
   // END SOLUTION step10
 }
@@ -270,7 +270,7 @@ __device__ __forceinline__ bool reduce_split(SharedStorage& smem, uint32_t (&v)[
            (((item.split * item.parts + part) * kClusterM + rank) * kConsumers + consumer) * kPartialFloat4s;
   };
   uint32_t* ticket = scratch.tickets + (item.split * kClusterM + rank) * kConsumers + consumer;
-  // BEGIN SOLUTION step11: store v to slot(item.part) (columns 4i .. 4i + 3 as a float4 at [i * kEpilogueThreads + t]), sync the warpgroup; thread 0 fences (release), takes a ticket (atomic_add_gpu) into smem.ticket[consumer], fences (acquire); sync again; all but the last part return false; the last sums slots 0 .. parts - 1 in order into v and resets the ticket to 0 (then it returns true).
+  // BEGIN SOLUTION step11: store v to slot(item.part) (columns 4i .. 4i + 3 as a float4 at [i * kEpilogueThreads + t]; v holds float bits: tmem_f32 and f32_bits convert), sync the warpgroup (named_barrier_sync); thread 0 fences (fence_acq_rel_gpu: release), takes a ticket (atomic_add_gpu) into smem.ticket[consumer], fences again (acquire); sync again; all but the last part return false; the last sums slots 0 .. parts - 1 in order into v and resets the ticket to 0 (then it returns true).
   float4* mine = slot(item.part);
 #pragma unroll
   for (int i = 0; i < kTileN / 4; ++i) {
@@ -325,7 +325,7 @@ __device__ __forceinline__ void epilogue_tile(SharedStorage& smem, const CUtenso
 #pragma unroll
   for (int c = 0; c < kTileN / kLdColumns; ++c) {
     uint32_t taddr = 0;
-    // BEGIN SOLUTION step01: warp w may read only TMEM lanes 32*(w%4)..+31 (tmem_lane_base); thread t of the warp gets lane base + t, i.e. tile row base + t.
+    // BEGIN SOLUTION step01: warp w may read only TMEM lanes 32*(w%4)..+31 (tmem_lane_base(warp)): chunk c of its rows of this consumer's accumulator is at tmem_addr(acc, that lane base, column c * kLdColumns), and thread t of the warp gets lane base + t, i.e. tile row base + t.
     taddr = tmem_addr(acc, tmem_lane_base(warp), c * kLdColumns);
     // END SOLUTION step01
     tmem_ld_32x32b_x32(taddr, v[c]);
@@ -334,17 +334,17 @@ __device__ __forceinline__ void epilogue_tile(SharedStorage& smem, const CUtenso
 #pragma unroll
   for (int c = 0; c < kTileN / kLdColumns; ++c) tmem_fence_operands(v[c]);  // ... and not read before it
 
-  // BEGIN SOLUTION step10: release accumulator `consumer` on the LEADER's ld2mma[consumer]: tcgen05.fence::before_thread_sync (orders the completed tcgen05.ld before the arrive), then every thread of this warpgroup, in both CTAs, arrives there (mbarrier_arrive_cluster to rank 0).
+  // BEGIN SOLUTION step10: release accumulator `consumer` on the LEADER's ld2mma[consumer]: tcgen05_fence_before_thread_sync (orders the completed tcgen05.ld before the arrive), then every thread of this warpgroup, in both CTAs, arrives there (mbarrier_arrive_cluster to rank 0).
   tcgen05_fence_before_thread_sync();
   mbarrier_arrive_cluster(&smem.ld2mma[consumer], 0);
   // END SOLUTION step10
 
-  // BEGIN SOLUTION step11: a part of a split item (item.parts > 1) of a block that writes goes on to stage and store it only if reduce_split says it is the last part to finish (every part of the tile agrees on writes).
+  // BEGIN SOLUTION step11: a part of a split item (item.parts > 1) of a block that writes goes on to stage and store it only if reduce_split (with this CTA's rank, cluster_ctarank()) says it is the last part to finish (every part of the tile agrees on writes).
   if (item.parts > 1 && writes && !reduce_split(smem, v, scratch, item, cluster_ctarank(), consumer, t, barrier))
     return;
   // END SOLUTION step11
 
-  // BEGIN SOLUTION step07: the previous tile's TMA store may still be reading the staging buffer: thread 0 waits for it (wait_group.read 0), then the epilogue warpgroup syncs on its named barrier before anyone writes.
+  // BEGIN SOLUTION step07: the previous tile's TMA store may still be reading the staging buffer: thread 0 waits for it (tma_store_wait_group_read<0>), then the epilogue warpgroup syncs on its named barrier (named_barrier_sync) before anyone writes.
   if (t == 0) tma_store_wait_group_read<0>();
   named_barrier_sync(barrier, kEpilogueThreads);
   // END SOLUTION step07
@@ -375,7 +375,7 @@ __device__ __forceinline__ void epilogue_tile(SharedStorage& smem, const CUtenso
   fence_proxy_async_shared();
   named_barrier_sync(barrier, kEpilogueThreads);
 
-  // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} (skip a box wholly past N, and every box of a tile that writes nothing; TMA clips the rest) and commits the bulk group; the next tile's epilogue waits for it to have read the buffer.
+  // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} with tma_store_2d (skip a box wholly past N, and every box of a tile that writes nothing; TMA clips the rest) and commits the bulk group (tma_store_commit_group); the next tile's epilogue waits for it to have read the buffer.
   if (t == 0) {
 #pragma unroll
     for (int b = 0; b < kStoreBoxes; ++b)
@@ -402,7 +402,7 @@ __device__ __forceinline__ void mma(SharedStorage& smem, const SplitK& split, ui
     // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
     const TraceTile traced(TraceRole::mma, cursor.unit);
     const WorkItem item = split.item(cursor.unit);
-    // BEGIN SOLUTION step10: wait on ld2mma[consumer] with parity (local & 1) ^ 1 (the first tile passes at once), then tcgen05.fence::after_thread_sync: the epilogue's reads of this accumulator come before these MMAs overwrite it.
+    // BEGIN SOLUTION step10: wait (mbarrier_wait) on ld2mma[consumer] with parity (local & 1) ^ 1 (the first tile passes at once), then tcgen05_fence_after_thread_sync: the epilogue's reads of this accumulator come before these MMAs overwrite it.
     mbarrier_wait(&smem.ld2mma[consumer], static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"});
     tcgen05_fence_after_thread_sync();
     // END SOLUTION step10
@@ -437,7 +437,7 @@ __device__ __forceinline__ void epilogue(SharedStorage& smem, const CUtensorMap*
     // END SOLUTION step10
     // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
     const TraceTile traced(TraceRole::epilogue, cursor.unit);
-    // BEGIN SOLUTION step07: wait on mma2ld[consumer] with parity local & 1; it completes once per tile.
+    // BEGIN SOLUTION step07: wait (mbarrier_wait) on mma2ld[consumer] with parity local & 1; it completes once per tile.
     // Only the mbarrier tells that the MMAs have completed (a CTA barrier would prove only that
     // they were issued).
     mbarrier_wait(&smem.mma2ld[consumer], static_cast<uint32_t>(local & 1), WaitTag{"mma2ld", "epilogue"});
@@ -462,7 +462,7 @@ __global__ void __launch_bounds__(kThreads)
 
   // Setup, once per CTA. TMEM is allocated by one whole warp (tcgen05.alloc is .sync.aligned) and
   // freed by the same warp at the end; TMEM is not zeroed, each tile's first MMA overwrites it.
-  // BEGIN SOLUTION step09: a cluster barrier first (every thread of both CTAs: the peer is running); then warp 0 allocates the pair's TMEM, tcgen05.alloc.cta_group::2 (kTmemColumns), and relinquishes the permit (cta_group::2), in both CTAs.
+  // BEGIN SOLUTION step09: a cluster barrier first (cluster_sync, every thread of both CTAs: the peer is running); then warp 0 allocates the pair's TMEM, kTmemColumns (tmem_alloc<kCtaGroup, ...>: tcgen05.alloc.cta_group::2), and relinquishes the permit (tmem_relinquish_alloc_permit<kCtaGroup>), in both CTAs.
   cluster_sync();  // the pair's allocation is made by both CTAs, once both run
   if (warp == 0) {
     tmem_alloc<kCtaGroup, kTmemColumns>(&smem.tmem_base);
@@ -499,7 +499,7 @@ __global__ void __launch_bounds__(kThreads)
 
   const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, kClusterM, kGroupM);
 
-  // BEGIN SOLUTION step10: warp kProducerWarp: one elected thread runs producer(); warp kFirstMmaWarp + i: in the leader CTA only (cluster rank 0), one elected thread runs mma() for consumer i; warpgroup i (warps 4 i .. 4 i + 3) runs epilogue() for consumer i. Every thread then falls through to the teardown.
+  // BEGIN SOLUTION step10: warp kProducerWarp: one elected thread (elect_one_sync) runs producer(); warp kFirstMmaWarp + i: in the leader CTA only (cluster rank 0), one elected thread runs mma() for consumer i; warpgroup i (warps 4 i .. 4 i + 3) runs epilogue() for consumer i. Every thread then falls through to the teardown.
   if (warp == kProducerWarp) {
     if (elect_one_sync()) producer(smem, &map_a, &map_b, sched, split);
   } else if (warp >= kFirstMmaWarp) {
@@ -512,7 +512,7 @@ __global__ void __launch_bounds__(kThreads)
   // Teardown. By now every MMA has completed (the epilogues waited for the last mma2ld), every
   // tcgen05.ld has completed (wait::ld) and every commit has arrived (the producer's tail). The
   // fences order those tcgen05 operations, in every role, before warp 0's dealloc.
-  // BEGIN SOLUTION step09: reconverge each warp (the producer and the MMA issuers ran on one thread), then a cluster barrier between the fences: no CTA frees the pair's TMEM while the other may still use it, and none exits while its peer may still arrive on its barriers (the odd CTA's last ld2mma arrives).
+  // BEGIN SOLUTION step09: reconverge each warp (warp_sync: the producer and the MMA issuers ran on one thread), then a cluster barrier (cluster_sync) between tcgen05_fence_before_thread_sync and tcgen05_fence_after_thread_sync: no CTA frees the pair's TMEM while the other may still use it, and none exits while its peer may still arrive on its barriers (the odd CTA's last ld2mma arrives).
   warp_sync();
   tcgen05_fence_before_thread_sync();
   cluster_sync();

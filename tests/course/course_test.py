@@ -28,6 +28,7 @@ import handout  # noqa: E402
 
 STEP = 5  # the step the gradings use: it has a wait, expect_tx, a tile origin and a stage release
 FOLDER = "05_pipeline"
+BUILD_DIR = [None]  # --build-dir
 TIME_LIMIT = 5  # seconds per run for the gradings here (the hang case must stop within it)
 
 
@@ -164,6 +165,208 @@ def case_handout_all(workdir):
                         "-DGEMM_BUILD_BENCH=OFF"], capture_output=True, text=True)
     print(r.stdout[-2000:], r.stderr[-4000:])
     check(r.returncode == 0, "the handout of all steps does not configure")
+
+
+def read_written(out):
+    """{path: bytes} of a tree written under `out` (its build/ aside)."""
+    tree = {}
+    for dirpath, dirnames, names in os.walk(out):
+        dirnames[:] = [d for d in dirnames if not (d == "build" and dirpath == out)]
+        for name in names:
+            full = os.path.join(dirpath, name)
+            tree[os.path.relpath(full, out).replace(os.sep, "/")] = open(full, "rb").read()
+    return tree
+
+
+def case_handout_links(workdir):
+    """No handout sends its reader to a file it leaves out: the handout of each step alone, of all of them and of
+    two in a row, written by tools/handout and read back, has no Markdown link to a path it lacks and no unmarked
+    mention (prose, comments) of a repository path it lacks (references.dangling). The check itself must find the
+    references of the repository's own files (what the handout held before it rewrote them) and of a made-up tree."""
+    import references
+    files = handout.read_tree(ROOT)
+    steps = sorted(handout.steps_of(files))
+    for spec in [str(s) for s in steps] + ["%d-%d" % (steps[0], steps[-1]), "5-6"]:
+        out = os.path.join(workdir, "handout-links", spec)
+        shutil.rmtree(out, ignore_errors=True)
+        r = subprocess.run([str(ROOT / "tools" / "handout"), "--steps", spec, "--out", out, "--quiet"],
+                           capture_output=True, text=True)
+        check(r.returncode == 0, "tools/handout --steps %s failed: %s" % (spec, r.stderr))
+        tree = read_written(out)
+        found = references.dangling(tree, files)
+        check(not found, "the handout of step(s) %s refers to files it leaves out:\n  %s" % (
+            spec, "\n  ".join("%s:%d: %s (%s)" % f for f in found[:40])))
+        print("steps %s: %d files, no reference to a file left out" % (spec, len(tree)))
+        if spec == str(STEP):
+            # The same files as the repository has them: the references the handout rewrote.
+            raw = references.dangling({p: files[p] for p in tree if p in files}, files)
+            want = [("steps/%s/README.md" % FOLDER, "NOTES.md", "link"),
+                    ("steps/%s/hopper.cu" % FOLDER, "NOTES.md", "mention"),
+                    ("steps/%s/blackwell.cu" % FOLDER, "NOTES.md", "mention"),
+                    ("README.md", "tools/grade", "mention")]
+            for path, ref, kind in want:
+                check(any(f[0] == path and f[2] == ref and f[3] == kind for f in raw),
+                      "the check misses the %s to %s in %s as the repository has it: %s" % (kind, ref, path, raw[:20]))
+            print("the repository's own files of that handout: %d references to files it leaves out" % len(raw))
+    # A made-up tree: a dead link, a dead mention in prose and in a comment, a marked one, one in code (data).
+    source = ["a/README.md", "a/here.md", "b/gone.md", "b/kept.md", "c/x.cpp"]
+    made = {"a/README.md": b"[x](../b/gone.md), [y](here.md), `b/gone.md`, b/kept.md, b/gone.md " +
+                           references.LEFT_OUT.encode() + b"\n```sh\ncat b/gone.md\n```\n",
+            "a/here.md": b"", "b/kept.md": b"",
+            "c/x.cpp": b'const char* p = "b/gone.md";  // b/gone.md\n/* ../b/gone.md */\n'}
+    found = sorted((f[0], f[1], f[3]) for f in references.dangling(made, source))
+    want = [("a/README.md", 1, "link"), ("a/README.md", 1, "mention"), ("a/README.md", 3, "mention"),
+            ("c/x.cpp", 1, "mention"), ("c/x.cpp", 2, "mention")]
+    check(found == want, "made-up tree: found %s, want %s" % (found, want))
+    have, known = references.Index(made), references.Index(source)
+    marked = {p: references.mark(p, d.decode(), have, known).encode() for p, d in made.items()}
+    check(not references.dangling(marked, source), "made-up tree, marked: %s" % references.dangling(marked, source))
+    check(marked["c/x.cpp"].startswith(b'const char* p = "b/gone.md";') and b"cat b/gone.md  # " in marked["a/README.md"],
+          "marking changed code or broke a command: %s" % marked)
+
+
+def case_handout_commands(workdir, build_dir):
+    """HANDOUT.md's "Test as the grader does": its emulated runs are the grader's (its shapes with the public
+    demo seed, its emulated SMs: 2 for step 5, 8 for step 11), its GPU runs too, and they run as written: each
+    emulated run of step 5, both tracks, on this build's step05 (the reference solution) with the first seed of
+    the loop ends in `verdict: match`."""
+    import grade as g
+    files = handout.read_tree(ROOT)
+    for step in (STEP, 11):
+        tree, _ = handout.make_tree(files, [step])
+        text = tree["HANDOUT.md"].decode()
+        check("## Test as the grader does" in text, "step %d: HANDOUT.md has no section on testing" % step)
+        block = text.split("## Test as the grader does", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+        exe = "./build/step%02d" % step
+        emulated = [l.strip() for l in block.split("\n") if l.strip().startswith(exe + " --device emu")]
+        on_gpu = [l.strip() for l in block.split("\n") if l.strip().startswith(exe + " --check-only")]
+        seeds = re.search(r"^for seed in ([\d ]+); do$", block, re.M)
+        check(seeds and len(seeds.group(1).split()) >= 3, "step %d: no loop over several emulator seeds" % step)
+        check("for track in hopper blackwell; do" in block, "step %d: not both tracks" % step)
+
+        def shape(line):
+            m = re.search(r"--m (\d+) --n (\d+) --k (\d+)", line)
+            return (int(m.group(1)), int(m.group(2)), int(m.group(3))), "--exact" in line
+        want = [(sh, ex) for _, sh, ex in g.draw_cases(step, g.DEMO_SEED)]
+        check([shape(l) for l in emulated] == want, "step %d: shapes %s, the grader's %s" % (
+            step, [shape(l) for l in emulated], want))
+        check([shape(l) for l in on_gpu] == [(sh, ex) for _, sh, ex in g.gpu_cases(step, g.DEMO_SEED)],
+              "step %d: the GPU runs are not the grader's: %s" % (step, on_gpu))
+        sms = "--emu-sms %d " % g.emu_sms(step)
+        check(all(sms in l and "--emu-seed $seed" in l and "--track $track" in l for l in emulated),
+              "step %d: the runs do not all use %s, the loop's seed and track: %s" % (step, sms, emulated))
+        if step != STEP:
+            continue
+        first = seeds.group(1).split()[0]
+        for line in emulated:
+            for track in ("hopper", "blackwell"):
+                cmd = line.replace("$track", track).replace("$seed", first).split()
+                cmd[0] = os.path.join(build_dir, os.path.basename(cmd[0]))
+                r = g.run(cmd, g.RUN_LIMIT_S)
+                ok = r.rc == 0 and re.search(r"verdict:\s+match", r.out)
+                check(ok, "%s: %s" % (" ".join(cmd), "time limit" if r.timed_out else r.out[-1500:]))
+                print("%s: match (%.1f s)" % (" ".join(cmd[1:]), r.seconds))
+
+
+def calls(toks):
+    """The names a token list calls: `f(`, `f<...>(`, `ns::f(` (not `x.f(`, `p->f(`)."""
+    import regions as rg
+    out = []
+    for i, t in enumerate(toks):
+        if t.kind != "ident" or t.text in rg.KEYWORDS or (i > 0 and toks[i - 1].text in (".", "->")):
+            continue
+        j = i + 1
+        if j < len(toks) and toks[j].text == "<":
+            j = rg._skip_template_args(toks, j)
+        if j < len(toks) and toks[j].text == "(" and t.text not in out:
+            out.append(t.text)
+    return out
+
+
+def wrappers(files):
+    """The instruction wrappers of common/: the functions whose definition holds inline PTX (asm), and those that
+    call one (mbarrier_wait spins on mbarrier_try_wait_parity). A name's definitions are taken together (the GPU
+    build's and the emulator's); preprocessor lines are dropped by the tokenizer, so both builds are read."""
+    import regions as rg
+    bodies = {}
+    for path, data in files.items():
+        if not (path.startswith("common/") and rg.is_source(path)):
+            continue
+        toks = rg.tokenize(data.decode(errors="replace"))
+        i = 0
+        while i < len(toks):
+            t = toks[i]
+            if t.kind == "ident" and t.text not in rg.KEYWORDS and i + 1 < len(toks) and toks[i + 1].text == "(" \
+                    and not (i > 0 and toks[i - 1].text in (".", "->", "=", "return", "(", ",")):
+                depth, j = 0, i + 1
+                while j < len(toks):  # the parameter list
+                    depth += {"(": 1, ")": -1}.get(toks[j].text, 0)
+                    j += 1
+                    if depth == 0:
+                        break
+                while j < len(toks) and toks[j].text in ("const", "noexcept", "override"):
+                    j += 1
+                if j < len(toks) and toks[j].text == "{":  # a definition: its body
+                    depth, k = 0, j
+                    while k < len(toks):
+                        depth += {"{": 1, "}": -1}.get(toks[k].text, 0)
+                        k += 1
+                        if depth == 0:
+                            break
+                    bodies.setdefault(t.text, []).append(toks[j:k])
+                    i = k
+                    continue
+            i += 1
+    wrapped = {n for n, bs in bodies.items() if any(x.text == "asm" for b in bs for x in b)}
+    while True:
+        more = {n for n, bs in bodies.items() if n not in wrapped and any(c in wrapped for b in bs for c in calls(b))}
+        if not more:
+            return wrapped
+        wrapped |= more
+
+
+def hint_gaps(files, wrapped):
+    """[(path, line, tag, missing names)]: the regions whose hint does not name every wrapper their code calls,
+    and the number of regions that call one."""
+    import regions as rg
+    gaps, calling = [], 0
+    for path, data in sorted(files.items()):
+        if not rg.is_source(path) or b"BEGIN SOLUTION" not in data:
+            continue
+        text = data.decode(errors="replace")
+        lines = text.split("\n")
+        for r in rg.find_regions(path, text):
+            needed = [n for n in calls(rg.tokenize("\n".join(r.body(lines)))) if n in wrapped]
+            calling += bool(needed)
+            missing = [n for n in needed if not re.search(r"\b%s\b" % re.escape(n), r.hint)]
+            if missing:
+                gaps.append((path, r.begin + 1, r.tag, missing))
+    return gaps, calling
+
+
+def case_hints(workdir):
+    """Every solution region's hint, the student's TODO, names each instruction wrapper of common/ that the
+    region's code calls (the mbarrier waits and arrives, the wgmma fences and waits, the tcgen05 commits and
+    fences, the TMA loads and stores, ...): a TODO that leaves one out leaves the student to guess it."""
+    files = handout.read_tree(ROOT)
+    wrapped = wrappers(files)
+    for name in ("mbarrier_wait", "mbarrier_arrive", "wgmma_fence_operands", "wgmma_wait_group", "tcgen05_commit",
+                 "tcgen05_fence_after_thread_sync", "tma_load_2d", "tma_store_2d", "cluster_sync", "elect_one_sync"):
+        check(name in wrapped, "%s is not found as an instruction wrapper of common/: the check would miss it" % name)
+    check("smem_addr" not in wrapped and "make_smem_desc_k_sw128" not in wrapped,
+          "a helper that computes a value counts as a wrapper")
+    # The check itself: a hint that names the wait but leaves out the fence after it.
+    made = {"steps/99_x/hopper.cu": b"void f(float (&acc)[4]) {\n  // BEGIN SOLUTION step99: wgmma_wait_group<0>.\n"
+                                    b"  wgmma_wait_group<0>();\n  wgmma_fence_operands(acc);\n"
+                                    b"  // END SOLUTION step99\n}\n"}
+    found, _ = hint_gaps(made, wrapped)
+    check(found == [("steps/99_x/hopper.cu", 2, "step99", ["wgmma_fence_operands"])], "made-up region: %s" % found)
+    gaps, calling = hint_gaps(files, wrapped)
+    check(calling >= 100, "only %d regions call a wrapper: the check would prove little" % calling)
+    check(not gaps, "%d hints leave out operations their region needs:\n  %s" % (
+        len(gaps), "\n  ".join("%s:%d (%s): %s" % (p, l, t, ", ".join(m)) for p, l, t, m in gaps)))
+    print("%d regions call instruction wrappers of common/ (%d wrappers); every hint names them" % (
+        calling, len(wrapped)))
 
 
 def case_prepare(workdir):
@@ -585,7 +788,9 @@ def case_scoring_rules(workdir):
     check(auto == {"scores": {"step05": 0.0, "step07": 0.0}, "scoreboard": [0.0, 0.0, 0.0]}, "autolab, refused")
 
 
-CASES = {"scoring_rules": case_scoring_rules, "rule_track": case_rule_track, "perf_rules": case_perf_rules, "region_rules": case_region_rules, "handout_single": case_handout_single, "handout_all": case_handout_all, "prepare": case_prepare,
+CASES = {"scoring_rules": case_scoring_rules, "rule_track": case_rule_track, "perf_rules": case_perf_rules, "region_rules": case_region_rules, "handout_single": case_handout_single, "handout_all": case_handout_all,
+         "handout_links": case_handout_links, "hints": case_hints,
+         "handout_commands": lambda w: case_handout_commands(w, BUILD_DIR[0]), "prepare": case_prepare,
          "reference": case_reference, "blank": case_blank, "cublas": case_cublas, "hang": case_hang,
          "refused": case_refused}
 CASES.update({name: (lambda w, n=name: case_wrong(w, n)) for name in WRONG})
@@ -594,8 +799,10 @@ CASES.update({name: (lambda w, n=name: case_wrong(w, n)) for name in WRONG})
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--workdir", required=True)
+    p.add_argument("--build-dir", help="the build whose step executables the cases run (default: the workdir's parent)")
     p.add_argument("case", choices=sorted(CASES))
     args = p.parse_args(argv)
+    BUILD_DIR[0] = os.path.abspath(args.build_dir or os.path.dirname(os.path.abspath(args.workdir)))
     os.makedirs(args.workdir, exist_ok=True)
     try:
         CASES[args.case](os.path.abspath(args.workdir))

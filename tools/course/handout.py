@@ -13,6 +13,9 @@ one revision through git archive; never the history) and returns the handout as 
     short one;
   - in Markdown, a fenced code block or an inline code span that quotes a solution line of an
     assigned region is replaced by a note;
+  - a reference to a file the handout leaves out (a Markdown link, a path in prose or a comment)
+    loses its link or is marked as left out (references.mark): no text sends a student to a file
+    that is not there;
   - HANDOUT.md says what was assigned and where the TODOs are; handout.json records it.
 
 find_leaks() is the final check, run on every tree before it is written: no line of an assigned
@@ -26,7 +29,9 @@ import os
 import re
 import subprocess
 import tarfile
+import textwrap
 
+import references
 from regions import RegionError, blank, find_regions, is_source
 
 MIN_LEAK_CHARS = 12
@@ -304,6 +309,7 @@ def make_tree(files, assigned, commit="unknown"):
     for path in list(tree):
         if path.endswith(".md"):
             tree[path] = redact_markdown(tree[path].decode(), leaks, tags).encode()
+    mark_references(tree, files)
     tree["HANDOUT.md"] = handout_readme(assigned, kept, todos, commit).encode()
     manifest = {"assigned": assigned, "steps": {str(n): d for n, d in sorted(kept.items())},
                 "left_out": {str(n): d for n, d in sorted(dropped.items())}, "source": commit,
@@ -314,6 +320,19 @@ def make_tree(files, assigned, commit="unknown"):
         raise HandoutError("solution text of an assigned region is still in the handout:\n" +
                            "\n".join("  %s:%d: %s" % f for f in found[:40]))
     return tree, manifest
+
+
+def mark_references(tree, files):
+    """Rewrites, in place, every reference of the tree's texts to a file of `files` it lacks."""
+    have, known = references.Index(tree), references.Index(files)
+    for path, data in tree.items():
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        new = references.mark(path, text, have, known)
+        if new != text:
+            tree[path] = new.encode()
 
 
 def handout_readme(assigned, kept, todos, commit):
@@ -340,7 +359,7 @@ def handout_readme(assigned, kept, todos, commit):
         tags = by_file[path]
         counts = ", ".join("%d x %s" % (tags.count(t), t) for t in sorted(set(tags)))
         lines.append("| `%s` | %s |" % (path, counts))
-    lines += [
+    lines += [""] + grader_runs(assigned) + [
         "",
         "Build, run and debug: [docs/course.md](docs/course.md), \"For students\". What you hand in: a tar",
         "of the assigned steps' `hopper.cu` and `blackwell.cu`, and of every file outside `steps/` with TODOs",
@@ -351,10 +370,52 @@ def handout_readme(assigned, kept, todos, commit):
                                          for s in assigned] + sorted(p for p in by_file if not p.startswith("steps/"))),
         "```",
         "",
-        "Made by tools/handout from %s." % commit,
+        "Made from commit %s." % commit,
         "",
     ]
     return "\n".join(lines)
+
+
+GRADER_SEEDS = "1 2 3 4 5"  # the emulator seeds HANDOUT.md's loop tries: the grader draws one per run
+
+
+def grader_runs(assigned):
+    """HANDOUT.md's section on testing as the grader does: its emulated runs of each assigned step, with the
+    shapes the public demo seed draws, the grader's emulated SMs (grade.emu_sms), and a loop over emulator
+    schedules; then its GPU runs."""
+    import grade  # the grader's rules (grade.py imports this module: imported here, when it is loaded)
+    counts = {s: grade.emu_sms(s) for s in assigned}
+    if len(set(counts.values())) == 1:
+        sms = "%d SMs" % counts[assigned[0]]
+    else:
+        sms = ", ".join("%d SMs for step %d" % (n, s) for s, n in counts.items())
+    text = (
+        "The grader runs each assigned step on the emulator, both tracks, at shapes it draws from its own seed: a "
+        "square one, a non-square one, two ragged ones (N and K not multiples of the tile) and one with more tiles "
+        "than the emulated SMs hold at once, in float and exact mode (steps 1 and 2 at their own shapes; steps 11 "
+        "and 12 add one that splits along K). It emulates %s (`--emu-sms`), not the driver's default of 4, so that a "
+        "persistent grid has fewer CTAs than tiles, and gives every run a schedule of its own (`--emu-seed`: the "
+        "order of the threads and of the asynchronous completions) and a limit of %d s. A broken rule on any run "
+        "zeroes the track's correctness, and a hang the step's: one run that matches proves little, so run every "
+        "shape on several schedules, as below. The shapes are the ones the grader draws with its public demo seed "
+        "(%d); a real grading draws others of the same kinds." % (sms, grade.RUN_LIMIT_S, grade.DEMO_SEED))
+    lines = ["## Test as the grader does", ""] + textwrap.wrap(text, 100) + [""]
+    for step in assigned:
+        target = "step%02d" % step
+        lines += ["```sh", "cmake --build build --target %s" % target,
+                  "for seed in %s; do" % GRADER_SEEDS, "  for track in hopper blackwell; do"]
+        for _, (m, n, k), exact in grade.draw_cases(step, grade.DEMO_SEED):
+            lines.append("    ./build/%s --device emu --track $track --emu-sms %d --emu-seed $seed --seed $seed "
+                         "--m %d --n %d --k %d%s" % (target, grade.emu_sms(step), m, n, k, " --exact" if exact else ""))
+        lines += ["  done", "done"]
+        lines.append("# on a GPU (its track), as the grader runs it there:")
+        for _, (m, n, k), exact in grade.gpu_cases(step, grade.DEMO_SEED):
+            lines.append("./build/%s --check-only --m %d --n %d --k %d%s" % (target, m, n, k,
+                                                                             " --exact" if exact else ""))
+        lines += ["```", ""]
+    lines += ["Every run must end with `verdict: match`; the emulator names a broken rule with its line, and",
+              "`--emu-seed S` replays the schedule of a failed run."]
+    return lines
 
 
 def write_tree(tree, out):

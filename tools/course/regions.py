@@ -465,7 +465,7 @@ def todo_lines(region, uses):
     return out
 
 
-TODO_INCLUDE = '#include "common/todo.cuh"  // GEMM_TODO: the handout\'s TODOs (tools/handout)'
+TODO_INCLUDE = '#include "common/todo.cuh"  // GEMM_TODO: the handout\'s TODOs (docs/course.md)'
 
 
 def blank(path, text, assigned):
