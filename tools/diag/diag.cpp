@@ -154,6 +154,20 @@ bool shape_args(int argc, char** argv, const char* tool, const std::vector<Shape
   return true;
 }
 
+int sweep_main(int argc, char** argv, const char* tool, const std::vector<Shape>& defaults, const std::string& note,
+               const std::function<std::vector<Config>()>& configs) {
+  return tool_main([&] {
+    std::vector<Shape> shapes;
+    if (!shape_args(argc, argv, tool, defaults, &shapes)) return static_cast<int>(kExitUsage);
+    Lab lab;
+    std::printf("GPU %s\n", describe(lab.device()).c_str());
+    const std::vector<Config> timed = configs();
+    for (const Shape& s : shapes)
+      if (!lab.check_and_time(s, note, timed, kSweepWarmup, kSweepRounds)) return static_cast<int>(kExitFailure);
+    return static_cast<int>(kExitMatch);
+  });
+}
+
 int tool_main(const std::function<int()>& body) {
   try {
     return body();

@@ -125,4 +125,16 @@ int tool_main(const std::function<int()>& body);
 bool shape_args(int argc, char** argv, const char* tool, const std::vector<Shape>& defaults,
                 std::vector<Shape>* shapes);
 
+// The rounds and warm-up calls of a sweep's timing (Lab::time): each configuration the median of 15
+// launches, after 2.
+constexpr int kSweepRounds = 15;
+constexpr int kSweepWarmup = 2;
+
+// A sweep tool's whole main(): its shapes from the arguments (shape_args, `defaults` without any),
+// then for each shape Lab::check_and_time of `configs()` (made once the Lab has found the GPU) with
+// `note`, kSweepWarmup and kSweepRounds. The exit status of the step executables: 0 every
+// configuration matched and was timed, 1 one did not match, 2 bad arguments, 3 no GPU.
+int sweep_main(int argc, char** argv, const char* tool, const std::vector<Shape>& defaults, const std::string& note,
+               const std::function<std::vector<Config>()>& configs);
+
 }  // namespace gemm::diag

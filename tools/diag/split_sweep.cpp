@@ -10,21 +10,16 @@
 // (tools/diag/diag.h, Lab::time). Each configuration's D is first checked against cuBLAS (float
 // tolerance, guard band): a split tile's parts add up in an order that varies, so D is not compared
 // bit for bit across configurations.
-#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "harness/driver.h"  // the exit codes
 #include "tools/diag/diag.h"
 
 namespace {
 
 using namespace gemm;
 using namespace gemm::diag;
-
-constexpr int kRuns = 15;
-constexpr int kWarmup = 2;
 
 // Step 11 with the split's two settings.
 Config step11_split(int min_split_slices, int max_splits) {
@@ -36,26 +31,16 @@ Config step11_split(int min_split_slices, int max_splits) {
           }};
 }
 
-int sweep(int argc, char** argv) {
-  std::vector<Shape> shapes;
-  if (!shape_args(argc, argv, "split_sweep",
-                  {{1024, 1024, 1024}, {2048, 2048, 2048}, {3000, 3000, 3000}, {3072, 3072, 3072}, {4096, 4096, 4096}},
-                  &shapes))
-    return kExitUsage;
-
-  Lab lab;
-  std::printf("GPU %s\n", describe(lab.device()).c_str());
-  std::vector<Config> configs = {step11_split(1, 1)};  // {12, 16} below is run()'s split
-  for (const std::pair<int, int>& knobs :
-       std::vector<std::pair<int, int>>{{4, 16}, {8, 16}, {12, 16}, {16, 16}, {12, 2}, {12, 3}})
-    configs.push_back(step11_split(knobs.first, knobs.second));
-  for (const Shape& s : shapes)
-    if (!lab.check_and_time(s, "", configs, kWarmup, kRuns)) return kExitFailure;
-  return kExitMatch;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  return tool_main([&] { return sweep(argc, argv); });
+  return sweep_main(
+      argc, argv, "split_sweep",
+      {{1024, 1024, 1024}, {2048, 2048, 2048}, {3000, 3000, 3000}, {3072, 3072, 3072}, {4096, 4096, 4096}}, "", [] {
+        std::vector<Config> configs = {step11_split(1, 1)};  // {12, 16} below is run()'s split
+        for (const std::pair<int, int>& knobs :
+             std::vector<std::pair<int, int>>{{4, 16}, {8, 16}, {12, 16}, {16, 16}, {12, 2}, {12, 3}})
+          configs.push_back(step11_split(knobs.first, knobs.second));
+        return configs;
+      });
 }

@@ -10,35 +10,20 @@
 #include <string>
 #include <vector>
 
-#include "harness/driver.h"  // the exit codes
 #include "tools/diag/diag.h"
-
-namespace {
 
 using namespace gemm;
 using namespace gemm::diag;
 
-constexpr int kRuns = 15;
-constexpr int kWarmup = 2;
-
-int sweep(int argc, char** argv) {
-  std::vector<Shape> shapes;
-  if (!shape_args(argc, argv, "stage_sweep", {{4096, 4096, 4096}, {8192, 8192, 8192}}, &shapes)) return kExitUsage;
-  std::vector<Config> configs;
-  for (int n : {2, 3, 4})
-    configs.push_back(config("step08_stages" + std::to_string(n), variant("step08_stages" + std::to_string(n)).run));
-  Config step08 = hopper_step(step08_info());
-  step08.name += " (5 stages)";
-  configs.push_back(step08);
-  configs.push_back(config("step08_stages6", variant("step08_stages6").run));
-  Lab lab;
-  for (const Shape& s : shapes)
-    if (!lab.check_and_time(s, " (step 8's ring depth)", configs, kWarmup, kRuns)) return 1;
-  return 0;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
-  return tool_main([&] { return sweep(argc, argv); });
+  return sweep_main(argc, argv, "stage_sweep", {{4096, 4096, 4096}, {8192, 8192, 8192}}, " (step 8's ring depth)", [] {
+    std::vector<Config> configs;
+    for (int n : {2, 3, 4})
+      configs.push_back(config("step08_stages" + std::to_string(n), variant("step08_stages" + std::to_string(n)).run));
+    Config step08 = hopper_step(step08_info());
+    step08.name += " (5 stages)";
+    configs.push_back(step08);
+    configs.push_back(config("step08_stages6", variant("step08_stages6").run));
+    return configs;
+  });
 }

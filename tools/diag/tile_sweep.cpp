@@ -9,32 +9,17 @@
 #include <string>
 #include <vector>
 
-#include "harness/driver.h"  // the exit codes
 #include "tools/diag/diag.h"
-
-namespace {
 
 using namespace gemm;
 using namespace gemm::diag;
 
-constexpr int kRuns = 15;
-constexpr int kWarmup = 2;
-
-int sweep(int argc, char** argv) {
-  std::vector<Shape> shapes;
-  if (!shape_args(argc, argv, "tile_sweep", {{4096, 4096, 4096}, {8192, 8192, 8192}, {3072, 3072, 3072}}, &shapes))
-    return kExitUsage;
-  Config step10 = hopper_step(step10_info());
-  step10.name += " (128 x 256)";
-  const std::vector<Config> configs = {step10, config("step10_tile256x128", variant("step10_tile256x128").run)};
-  Lab lab;
-  for (const Shape& s : shapes)
-    if (!lab.check_and_time(s, " (step 10's CTA tile)", configs, kWarmup, kRuns)) return 1;
-  return 0;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
-  return tool_main([&] { return sweep(argc, argv); });
+  return sweep_main(
+      argc, argv, "tile_sweep", {{4096, 4096, 4096}, {8192, 8192, 8192}, {3072, 3072, 3072}}, " (step 10's CTA tile)",
+      [] {
+        Config step10 = hopper_step(step10_info());
+        step10.name += " (128 x 256)";
+        return std::vector<Config>{step10, config("step10_tile256x128", variant("step10_tile256x128").run)};
+      });
 }
