@@ -112,22 +112,34 @@ INSTANTIATE_TEST_SUITE_P(Emu, EmuStep, ::testing::ValuesIn(cases()), case_name);
 // second CTA a phantom past M), left over for four clusters: at K = 3072 (48 slices) it is split in
 // four parts of 12 slices, then at K = 1536 in two, on the same backend (one stream), with half as
 // many partial sums (so a ticket placed after the sums would land on the first launch's). Float
-// mode: K is past exact mode's limit.
-TEST(EmuStepSplit, SecondLaunchOnTheStreamStillMatches) {
-  if (step_info().number < 11)
-    GTEST_SKIP() << "only steps 11 and on split tiles along K and keep scratch between launches";
+// mode: K is past exact mode's limit. One test per track, and none before step 11 (the suite is
+// instantiated empty there).
+class EmuStepSplit : public ::testing::TestWithParam<Track> {};
+
+TEST_P(EmuStepSplit, SecondLaunchOnTheStreamStillMatches) {
   SCOPED_TRACE(seed_note());
   const std::unique_ptr<Backend> backend = make_emu_backend(EmuSettings{8, emu_seed()});
-  for (Track t : {Track::hopper, Track::blackwell})
-    for (const Problem& shape : {Problem{200, 64, 3072}, Problem{200, 64, 1536}}) {
-      Operands ops(*backend, shape, test_seed(), InputMode::float_uniform);
-      CpuReference reference;
-      const CheckOutcome out = run_and_check(*backend, step_info().emulated(t), ops, reference);
-      const std::string what = std::string(track_name(t)) + " at " + shape_string(shape);
-      ASSERT_TRUE(out.status.ok()) << what << ": " << out.status.message();
-      EXPECT_TRUE(out.result.ok) << what << ": " << summary(out.result);
-    }
+  const Track t = GetParam();
+  for (const Problem& shape : {Problem{200, 64, 3072}, Problem{200, 64, 1536}}) {
+    Operands ops(*backend, shape, test_seed(), InputMode::float_uniform);
+    CpuReference reference;
+    const CheckOutcome out = run_and_check(*backend, step_info().emulated(t), ops, reference);
+    const std::string what = std::string(track_name(t)) + " at " + shape_string(shape);
+    ASSERT_TRUE(out.status.ok()) << what << ": " << out.status.message();
+    EXPECT_TRUE(out.result.ok) << what << ": " << summary(out.result);
+  }
 }
+
+std::vector<Track> split_tracks() {
+  if (step_info().number < 11) return {};
+  return {Track::hopper, Track::blackwell};
+}
+
+INSTANTIATE_TEST_SUITE_P(, EmuStepSplit, ::testing::ValuesIn(split_tracks()),
+                         [](const ::testing::TestParamInfo<Track>& info) {
+                           return std::string(track_name(info.param));
+                         });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(EmuStepSplit);
 
 // A shape just outside the contract is refused by the emulated build as by the GPU build.
 TEST(EmuStepContract, RefusesShapeOutsideContract) {
