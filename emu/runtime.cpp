@@ -327,6 +327,13 @@ void check_overwrite(Cta& c, uint32_t w, const Clock& vc, const Fiber* writer, c
       state = seen ? "warp " + std::to_string(r.warp) + " passed the wgmma.wait_group covering it at " +
                          where(r.seen_loc) + ", but nothing orders that wait before this write"
                    : "warp " + std::to_string(r.warp) + " has not passed a wgmma.wait_group covering it";
+    if (writer)
+      if (const WaitMemo* e = early_wait(writer, false))
+        fail_early(writer, *e,
+                   "its " + std::string(op) + " at " + where(writer->loc) + " wrote shared memory at " +
+                       hex(c.addr_of(4 * w)) + " (" + c.name() + ") while " + reader_name(r) +
+                       (r.done ? " had read it" : " still read it") + ": " + state,
+                   false);
     fail_at(writer, "shared memory overwritten while an asynchronous operation reads it",
             "shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() + ") is written by " + op + ", while " +
                 reader_name(r) + (r.done ? " read it" : " still reads it") + "; " + state +
@@ -824,13 +831,45 @@ void check_async_read(Cta& c, const std::vector<uint32_t>& words, const char* op
                   "used " +
                   model::layout_name(static_cast<model::Layout>(c.swizzle[w] - 1)) +
                   " (its tensor map's swizzle): the tensor map and the descriptor must describe the same layout");
-    if (c.inflight[w])
+    if (c.inflight[w]) {
+      const Cta::TmaLoadSite& site = c.tma_load_site[c.inflight_box[w]];
+      Cta& bc = site.bar_cta ? *site.bar_cta : c;
+      const std::string load = "the load at " + where(site.loc) + ", completing on mbarrier " +
+                               barrier_name(bc, site.bar) + (&bc != &c ? " of " + bc.name() : "") + ", its " +
+                               phase_name(static_cast<int64_t>(site.phase));
+      // The reader's wait on that barrier (for a wgmma, any thread of the warpgroup's): one that passed
+      // early is the cause; else which wait the reader made tells a missing wait from a wrong one.
+      const WaitMemo* last = nullptr;
+      const Fiber* waiter = reader;
+      if (reader && bc.mbar.count(site.bar)) {
+        const size_t slot = bc.mbar.at(site.bar).slot;
+        std::vector<const Fiber*> mates{reader};
+        if (std::strncmp(op, "wgmma", 5) == 0)
+          for (int t = reader->tid / 128 * 128; t < std::min(c.nthreads, reader->tid / 128 * 128 + 128); ++t)
+            mates.push_back(c.threads[t]);
+        for (const Fiber* m : mates) {
+          if (const WaitMemo* e = early_wait_on(m, slot, true))
+            fail_early(m, *e,
+                       "its " + std::string(op) + " at " + where(reader->loc) + " read shared memory at " +
+                           hex(c.addr_of(4 * w)) + " (" + c.name() + ") that a TMA load still in flight was writing (" +
+                           load + ")",
+                       true);
+          if (auto it = m->waits.find(slot); it != m->waits.end() && (!last || it->second.epoch > last->epoch)) {
+            last = &it->second;
+            waiter = m;
+          }
+        }
+      }
       fail("shared memory read while a TMA load writes it",
            std::string(op) + " reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
-               ") that a TMA load still in flight is writing (the load at " +
-               where(c.tma_load_site[c.inflight_box[w]].loc) + ", completing on mbarrier " +
-               barrier_name(c, c.tma_load_site[c.inflight_box[w]].bar) +
-               "): the wait on that mbarrier is missing, or waits for the wrong phase parity");
+               ") that a TMA load still in flight is writing (" + load + "): " +
+               (!reader ? std::string("the wait on that mbarrier is missing, or waits for the wrong phase parity")
+                : !last ? "the wait on that mbarrier is missing: " + thread_name(reader) + " never waited on it"
+                        : "the wait on that mbarrier is missing, or waits for the wrong phase parity: the last wait on "
+                          "it by " +
+                              thread_name(waiter) + ", at " + where(last->loc) + ", was for " +
+                              phase_name(last->target) + " (parity " + std::to_string(last->parity) + ")"));
+    }
     if (c.unfenced[w] >= 0)
       fail("missing fence.proxy.async",
            std::string(op) + " (async proxy) reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
@@ -843,13 +882,24 @@ void check_async_read(Cta& c, const std::vector<uint32_t>& words, const char* op
 void check_unchanged(Cta& c, const std::vector<uint32_t>& words, uint64_t since, const char* op,
                      const std::string& issuer) {
   for (uint32_t w : words)
-    if (c.wepoch[w] > since)
+    if (c.wepoch[w] > since) {
+      // A TMA load whose issuer's wait before it passed early (WaitMemo): that wait is the cause.
+      if (c.writer[w] < 0) {
+        const auto it = c.tma_load_site.find(c.inflight_box[w]);
+        if (it != c.tma_load_site.end() && it->second.wait.early && it->second.by)
+          fail_early(it->second.by, it->second.wait,
+                     "its TMA load at " + where(it->second.loc) + " overwrote shared memory at " +
+                         hex(c.addr_of(4 * w)) + " (" + c.name() + ") that the " + op + " issued by " + issuer +
+                         " still read (issued before the load, completed after it)",
+                     false);
+      }
       fail("shared memory overwritten while an asynchronous operation reads it",
            std::string(op) + " issued by " + issuer + " reads shared memory at " + hex(c.addr_of(4 * w)) + " (" +
                c.name() + "), which was written after the operation was issued and before it completed" +
                (c.unfenced[w] >= 0 ? " (by thread " + std::to_string(c.unfenced[w]) + ")" : " (by a TMA load)") +
                ": a wait for its completion (wait_group, or the mbarrier its commit arrives on) is missing before "
                "the buffer is reused");
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1120,6 +1170,18 @@ void check_cta_exit(Cta& c) {
 // ---------------------------------------------------------------------------------------------
 namespace {
 
+// "1 of 4 arrivals came", and the tx bytes of the phase when it has any.
+std::string arrivals_state(const MBarrier& b) {
+  std::string s =
+      std::to_string(static_cast<int64_t>(b.count) - b.pending) + " of " + std::to_string(b.count) + " arrivals came";
+  if (b.expected || b.delivered || b.tx)
+    s += ", " + std::to_string(b.delivered) + " of the " + std::to_string(b.expected) + " tx bytes announced arrived";
+  int inflight = 0;
+  for (const auto& [ph, n] : b.inflight) inflight += n;
+  if (inflight) s += ", " + std::to_string(inflight) + " TMA load(s) crediting it in flight";
+  return s;
+}
+
 std::string describe_wait(const Fiber* f) {
   const Wait& w = f->wait;
   Cta* c = w.cta ? w.cta : f->cta;
@@ -1134,17 +1196,10 @@ std::string describe_wait(const Fiber* f) {
     }
     case WaitKind::mbarrier: {
       const auto* b = static_cast<const MBarrier*>(w.obj);
-      std::string s = std::string(w.what) + " on mbarrier " + barrier_name(*c, w.id) +
-                      (c != f->cta ? " of " + c->name() : "") + ": waits for the phase of parity " +
-                      std::to_string(w.a) + "; the barrier has completed " + std::to_string(b->phase) +
-                      " phase(s) (current phase parity " + std::to_string(b->phase & 1) + "), " +
-                      std::to_string(b->pending) + " of " + std::to_string(b->count) + " arrivals and " +
-                      std::to_string(b->tx) + " tx bytes pending";
-
-      int inflight = 0;
-      for (const auto& [ph, n] : b->inflight) inflight += n;
-      if (inflight) s += ", " + std::to_string(inflight) + " TMA load(s) crediting it in flight";
-      return s;
+      return std::string(w.what) + " on mbarrier " + barrier_name(*c, w.id) + (c != f->cta ? " of " + c->name() : "") +
+             ": waits for the phase of parity " + std::to_string(w.a) + "; the barrier has completed " +
+             std::to_string(b->phase) + " phase(s) (current phase parity " + std::to_string(b->phase & 1) + "), " +
+             arrivals_state(*b);
     }
     case WaitKind::cluster: {
       const auto* cl = static_cast<const Cluster*>(w.obj);
@@ -1186,13 +1241,105 @@ std::string describe_wait(const Fiber* f) {
   return "running";
 }
 
+// A diagnosis of the deadlock report: the pattern recognised, where (a waiting thread's wait), and
+// how specific it is (the report's first line is the most specific one).
+struct Diagnosis {
+  Diagnosis(int r, const SourceLoc& l, std::string t, std::string f = {})
+      : rank(r), loc(l), text(std::move(t)), first(std::move(f)) {}
+  int rank = 0;  // lower: more specific
+  SourceLoc loc{};
+  std::string text;
+  std::string first;  // as the first line says it, after the location (empty: text)
+};
+
+// Whether every thread of `threads` that is not done is blocked on an mbarrier it has waited on
+// before: it walks the barrier's phases and is behind, so a collective it has not reached waits for
+// it, and that wait is the cause, not convergence. (A thread whose first wait on a barrier blocks
+// may as well have skipped the collective and gone on.)
+bool behind_on_mbarriers(const std::vector<const Fiber*>& threads) {
+  bool any = false;
+  for (const Fiber* f : threads) {
+    if (f->state == Fiber::State::done) continue;
+    if (f->wait.kind != WaitKind::mbarrier) return false;
+    const auto* b = static_cast<const MBarrier*>(f->wait.obj);
+    const auto it = f->waits.find(b->slot);
+    if (it == f->waits.end() || !it->second.has_prev) return false;
+    any = true;
+  }
+  return any;
+}
+
+// The blocked mbarrier wait no arrival can complete, for a deadlock no other pattern explains: of the
+// waits for a phase that got no arrival, the one of the thread that got furthest (most mbarrier
+// waits behind it: the others most likely wait for what it would have done next).
+void diagnose_missing_arrival(Emu& e, std::vector<Diagnosis>& out) {
+  const Fiber* best = nullptr;
+  int64_t best_score = -1;
+  for (auto& cp : e.cluster->ctas)
+    for (const Fiber* f : cp->threads) {
+      if (f->state == Fiber::State::done || f->wait.kind != WaitKind::mbarrier) continue;
+      const auto* b = static_cast<const MBarrier*>(f->wait.obj);
+      if (b->pending != static_cast<int64_t>(b->count) || b->tx != 0) continue;
+      const auto it = f->waits.find(b->slot);
+      if (it == f->waits.end()) continue;
+      const WaitMemo& m = it->second;
+      if (m.has_prev && m.target != m.prev_target + 1) continue;  // out of step: the skips say so
+      const char* role = f->wait.tag.role ? f->wait.tag.role : "";
+      const char* tag = f->wait.tag.barrier ? f->wait.tag.barrier : "";
+      const bool producer = std::strstr(role, "producer") || std::strstr(tag, "empty");
+      const int64_t score = static_cast<int64_t>(f->waits_done) * 2 + (producer ? 1 : 0);
+      if (score > best_score) {
+        best = f;
+        best_score = score;
+      }
+    }
+  if (!best) return;
+  const Fiber* f = best;
+  Cta& c = *(f->wait.cta ? f->wait.cta : f->cta);
+  const auto* b = static_cast<const MBarrier*>(f->wait.obj);
+  const WaitMemo& m = f->waits.at(b->slot);
+  const std::string p = std::to_string(f->wait.a);
+  std::string d = thread_name(f) + " waits on mbarrier " + barrier_name(c, f->wait.id) +
+                  (&c != f->cta ? " of " + c.name() : "") + " for parity " + p + " (" + phase_name(m.target) + ")";
+  const std::string none = "0 of its " + std::to_string(b->count) + " arrivals for that phase came";
+  if (!m.has_prev && b->phase == 0) {
+    // Its first wait, for the first phase of a fresh barrier: as likely a wrong initial phase.
+    const char* role = f->wait.tag.role ? f->wait.tag.role : "";
+    const char* tag = f->wait.tag.barrier ? f->wait.tag.barrier : "";
+    const bool producer = std::strstr(role, "producer") || std::strstr(tag, "empty");
+    d += ", its first wait on it: the barrier is fresh (no phase completed, " + none +
+         ", nothing left in flight arrives), and parity 0 waits for its first phase to complete: a wrong initial "
+         "phase? " +
+         (producer ? "A producer waiting for a free slot waits for parity phase ^ 1, which returns at once on a fresh "
+                     "barrier (PipelineState::empty_parity). "
+                   : "A first wait for a resource nothing has used yet (a free slot) is for parity 1, which returns "
+                     "at once on a fresh barrier. ") +
+         "Otherwise the arrive, tcgen05.commit or arrive.expect_tx that completes its first phase never comes";
+  } else {
+    if (m.has_prev)
+      d += ", in step with its previous wait on it (at " + where(m.prev_loc) + ", for " + phase_name(m.prev_target) +
+           (m.prev_target < 0 ? ", which passed at once on the fresh barrier" : "") + ")";
+    d += "; but " + none + ", and nothing left in flight can arrive: ";
+    if (b->phase > 0) {
+      bool commit = false;
+      for (const Contrib& k : b->contrib_done)
+        if (std::strstr(k.what, "commit")) commit = true;
+      d += "phase " + std::to_string(b->phase - 1) + " was completed by " + b->last_arrival + ", and phase " +
+           std::to_string(b->phase) + " got no arrival: " + (commit ? "the tcgen05.commit" : "the arrival") +
+           " that completes its phases never comes this time";
+    } else {
+      d += "no arrival has ever reached it, and the arrive, tcgen05.commit or arrive.expect_tx that should complete "
+           "its phases never comes (missing, or made on another barrier)";
+    }
+  }
+  out.push_back({8, f->wait.loc, d});
+}
+
 std::string deadlock_report(Emu& e) {
-  std::string r =
-      "deadlock: every live thread waits and no asynchronous operation is in flight to wake one "
-      "(threads grouped by CTA, warp and what they wait on)";
+  std::string body;
   int lines = 0;
   int omitted = 0;
-  std::vector<std::string> diagnosis;
+  std::vector<Diagnosis> diagnosis;
   for (auto& cp : e.cluster->ctas) {
     Cta& c = *cp;
     for (int warp = 0; warp * 32 < c.nthreads; ++warp) {
@@ -1208,93 +1355,121 @@ std::string deadlock_report(Emu& e) {
         else it->second.push_back(f->lane);
       }
       for (auto& [what, lanes] : groups) {
-        // A .sync.aligned instruction that only part of the warp reached.
+        // A .sync.aligned instruction that only part of the warp reached, unless the other lanes are
+        // behind, on an mbarrier (behind_on_mbarriers).
         const Fiber* f = c.threads[warp * 32 + lanes.front()];
         if (f->wait.kind == WaitKind::collective && groups.size() > 1 &&
-            !static_cast<const Collective*>(f->wait.obj)->executing)
-          diagnosis.push_back(std::string(f->wait.what) + " in " + c.name() + " warp " + std::to_string(warp) +
-                              " was reached by " + lanes_string(lanes) +
-                              " only, while the other lanes wait elsewhere: "
-                              "a .sync.aligned instruction must be executed by every thread of the warp (or "
-                              "warpgroup), convergently");
+            !static_cast<const Collective*>(f->wait.obj)->executing) {
+          std::vector<const Fiber*> others;
+          for (int t = warp * 32; t < std::min(c.nthreads, warp * 32 + 32); ++t)
+            if (std::find(lanes.begin(), lanes.end(), t - warp * 32) == lanes.end()) others.push_back(c.threads[t]);
+          if (!behind_on_mbarriers(others))
+            diagnosis.push_back({7, f->wait.loc,
+                                 std::string(f->wait.what) + " in " + c.name() + " warp " + std::to_string(warp) +
+                                     " was reached by " + lanes_string(lanes) +
+                                     " only, while the other lanes wait elsewhere: "
+                                     "a .sync.aligned instruction must be executed by every thread of the warp (or "
+                                     "warpgroup), convergently"});
+        }
         if (lines >= 48) {
           ++omitted;
           continue;
         }
-        r += "\n  " + c.name() + " warp " + std::to_string(warp) + " " + lanes_string(lanes) + ", " + what;
+        body += "\n  " + c.name() + " warp " + std::to_string(warp) + " " + lanes_string(lanes) + ", " + what;
         ++lines;
       }
     }
     for (auto& [off, b] : c.mbar) {
+      if (!b.init || b.waiters.empty()) continue;
+      const Fiber* waiter = b.waiters.front();
       int inflight = 0;
       for (const auto& [ph, n] : b.inflight) inflight += n;
-      if (b.init && b.tx > 0 && inflight == 0 && !b.waiters.empty())
+      if (b.tx > 0 && inflight == 0)
         diagnosis.push_back(
-            "mbarrier " + barrier_name(c, off) + " of " + c.name() + " still expects " + std::to_string(b.tx) +
-            " tx bytes and no TMA load crediting it is in flight: "
-            "expect_tx announced more bytes (" +
-            std::to_string(b.expected) + ") than the loads deliver (" + std::to_string(b.delivered) + " so far)");
-      // A producer waiting for a free slot on a fresh barrier with the consumer's parity.
-      bool fresh_wait = false;
-      for (const Fiber* f : b.waiters) {
-        const char* role = f->wait.tag.role ? f->wait.tag.role : "";
-        const char* tag = f->wait.tag.barrier ? f->wait.tag.barrier : "";
-        if (f->wait.a == 0 && (std::strstr(role, "producer") || std::strstr(tag, "empty"))) fresh_wait = true;
-      }
-      // (Not when threads wait in setmaxnreg.inc: the roles that would arrive never started.)
-      bool regs_wait = false;
-      for (auto& other : e.cluster->ctas)
-        if (!other->reg_waiters.empty()) regs_wait = true;
-      if (b.init && b.phase == 0 && b.pending == static_cast<int64_t>(b.count) && b.tx == 0 && fresh_wait && !regs_wait)
-        diagnosis.push_back("mbarrier " + barrier_name(c, off) + " of " + c.name() +
-                            " is fresh (phase 0, no arrival yet) and a producer waits on it for parity 0, i.e. "
-                            "for its first phase to complete: a wrong initial phase? A producer waiting for a "
-                            "free slot waits for parity phase ^ 1, which returns at once on a fresh barrier "
-                            "(PipelineState::empty_parity)");
-      if (b.init && b.pending > 0 && b.pending < static_cast<int64_t>(b.count) && !b.waiters.empty())
-        diagnosis.push_back("mbarrier " + barrier_name(c, off) + " of " + c.name() + " got " +
-                            std::to_string(b.count - b.pending) + " of its " + std::to_string(b.count) +
-                            " arrivals this phase: the init count or the arriving threads are wrong");
+            {5, waiter->wait.loc,
+             "mbarrier " + barrier_name(c, off) + " of " + c.name() + " still expects " + std::to_string(b.tx) +
+                 " tx bytes and no TMA load crediting it is in flight: "
+                 "expect_tx announced more bytes (" +
+                 std::to_string(b.expected) + ") than the loads deliver (" + std::to_string(b.delivered) +
+                 " so far), and " + thread_name(waiter) + " waits on it"});
+      if (b.pending > 0 && b.pending < static_cast<int64_t>(b.count))
+        diagnosis.push_back({4, waiter->wait.loc,
+                             "mbarrier " + barrier_name(c, off) + " of " + c.name() + " got " +
+                                 std::to_string(b.count - b.pending) + " of its " + std::to_string(b.count) +
+                                 " arrivals this phase, and " + thread_name(waiter) +
+                                 " waits on it: the init count or the arriving threads are wrong"});
     }
   }
-  if (omitted) r += "\n  ... and " + std::to_string(omitted) + " more group(s)";
+  if (omitted) body += "\n  ... and " + std::to_string(omitted) + " more group(s)";
   // setmaxnreg.inc waiting for registers that no warpgroup will return.
   for (auto& cp : e.cluster->ctas)
     for (const Fiber* f : cp->reg_waiters) {
       const int64_t total = int64_t{cp->nthreads} * e.regs_per_thread;
-      diagnosis.push_back("setmaxnreg.inc " + std::to_string(f->wait.a) + " in " + cp->name() + " warpgroup " +
-                          std::to_string(f->wait.id) + " waits for " + std::to_string(f->wait.b) +
-                          " registers of the CTA's pool, which has " + std::to_string(cp->regs_free) +
-                          ", and no warpgroup will return any: a warpgroup that should lower its count has not run "
-                          "setmaxnreg.dec, or the counts the warpgroups ask for add up to more than the " +
-                          std::to_string(total) + " registers the launch gave the CTA (" +
-                          std::to_string(cp->nthreads) + " threads x " + std::to_string(e.regs_per_thread) + ")");
+      diagnosis.push_back({1, f->wait.loc,
+                           "setmaxnreg.inc " + std::to_string(f->wait.a) + " in " + cp->name() + " warpgroup " +
+                               std::to_string(f->wait.id) + " waits for " + std::to_string(f->wait.b) +
+                               " registers of the CTA's pool, which has " + std::to_string(cp->regs_free) +
+                               ", and no warpgroup will return any: a warpgroup that should lower its count has not "
+                               "run setmaxnreg.dec, or the counts the warpgroups ask for add up to more than the " +
+                               std::to_string(total) + " registers the launch gave the CTA (" +
+                               std::to_string(cp->nthreads) + " threads x " + std::to_string(e.regs_per_thread) + ")"});
     }
-  // A warpgroup instruction (wgmma, setmaxnreg) that only some of the warpgroup's warps reached.
+  // A warpgroup instruction (wgmma, setmaxnreg) that only some of the warpgroup's threads reached,
+  // unless the others are behind, on an mbarrier.
   for (auto& cp : e.cluster->ctas)
     for (size_t g = 0; g < cp->wg.size(); ++g) {
       const Collective& co = cp->wg[g].coll;
       if (co.arrived.empty() || static_cast<int>(co.arrived.size()) >= co.members) continue;
+      std::vector<const Fiber*> others;
+      for (int t = static_cast<int>(g) * 128; t < std::min(cp->nthreads, static_cast<int>(g) * 128 + 128); ++t)
+        if (std::find(co.arrived.begin(), co.arrived.end(), cp->threads[t]) == co.arrived.end())
+          others.push_back(cp->threads[t]);
+      if (behind_on_mbarriers(others)) continue;
       std::set<int> warps;
       for (const Fiber* m : co.arrived) warps.insert(m->warp);
       std::vector<int> ws(warps.begin(), warps.end());
       std::string l = lanes_string(ws);  // "lanes 0-2"
       l = "warp" + l.substr(4);
-      diagnosis.push_back(std::string(co.name) + " in " + cp->name() + " warpgroup " + std::to_string(g) +
-                          " was reached by " + l + " only (first at " + where(co.loc) +
-                          "): a warpgroup's .sync.aligned instruction must be executed by all four of its warps");
+      diagnosis.push_back({7, co.loc,
+                           std::string(co.name) + " in " + cp->name() + " warpgroup " + std::to_string(g) +
+                               " was reached by " + l + " only (" + std::to_string(co.arrived.size()) + " of its " +
+                               std::to_string(co.members) + " threads, first at " + where(co.loc) +
+                               "): a warpgroup's .sync.aligned instruction must be executed by all four of its "
+                               "warps"});
     }
-  if (!e.skips.empty()) {
-    std::string s = "threads waited for mbarrier phases out of step with their own earlier waits: ";
-    for (size_t i = 0; i < e.skips.size(); ++i)
-      s += (i ? "; " : "") + e.skips[i].first +
-           (e.skips[i].second > 1 ? " (and " + std::to_string(e.skips[i].second - 1) + " more threads alike)" : "");
-    diagnosis.push_back(s +
-                        ". A pipeline position (stage, phase) that no longer follows the barriers' phases: is "
-                        "a PipelineState re-initialised (for each tile?), or advanced a different number of times "
-                        "by the two sides?");
+  // Waits out of step with the thread's own earlier waits: the parity of the previous wait again
+  // (a ring whose phase does not flip) first, then phases or ring positions skipped.
+  std::string skipped;
+  const Emu::Skip* first_skip = nullptr;
+  for (const Emu::Skip& k : e.skips) {
+    const std::string more = k.threads > 1 ? " (and " + std::to_string(k.threads - 1) + " more threads alike)" : "";
+    if (k.repeat) {
+      diagnosis.push_back({2, k.loc, k.who + " " + k.what + more, k.who + " " + k.primary + more});
+      continue;
+    }
+    skipped += (skipped.empty() ? "" : "; ") + k.who + " " + k.what + more;
+    if (!first_skip) first_skip = &k;
   }
-  for (const std::string& d : diagnosis) r += "\n  diagnosis: " + d;
+  if (first_skip)
+    diagnosis.push_back({3, first_skip->loc,
+                         "threads waited for mbarrier phases out of step with their own earlier waits: " + skipped +
+                             ". A pipeline position (stage, phase) that no longer follows the barriers' phases: is "
+                             "a PipelineState re-initialised (for each tile?), or advanced a different number of "
+                             "times by the two sides?"});
+  if (std::none_of(diagnosis.begin(), diagnosis.end(), [](const Diagnosis& d) { return d.rank <= 5; }))
+    diagnose_missing_arrival(e, diagnosis);
+  std::stable_sort(diagnosis.begin(), diagnosis.end(),
+                   [](const Diagnosis& a, const Diagnosis& b) { return a.rank < b.rank; });
+  // The first line: the most specific diagnosis, at its thread's wait.
+  std::string r = "deadlock: ";
+  if (!diagnosis.empty())
+    r += (known(diagnosis.front().loc) ? where(diagnosis.front().loc) + ": " : std::string()) +
+         (diagnosis.front().first.empty() ? diagnosis.front().text : diagnosis.front().first);
+  else r += "every live thread waits and no asynchronous operation is in flight to wake one";
+  r += "\n  every live thread waits and no asynchronous operation is in flight to wake one; the threads, grouped by "
+       "CTA, warp and what they wait on:" +
+       body;
+  for (size_t i = 1; i < diagnosis.size(); ++i) r += "\n  diagnosis: " + diagnosis[i].text;
   return r;
 }
 

@@ -622,22 +622,35 @@ void tmem_ld(uint32_t taddr, uint32_t* v, uint32_t ncols, const char* what, Sour
                " (warp % 4 = " + std::to_string(warp % 4) + ")");
     check_columns(c, col, ncols, what);
     Tmem& t = *c.tmem;
+    // A lane whose latest wait passed early (WaitMemo) read before the phase it should have waited
+    // for: that wait is the cause of what follows.
+    const auto early_then = [&all, what](const std::string& then) {
+      for (Fiber* m : all)
+        if (const WaitMemo* e = early_wait(m, true))
+          fail_early(m, *e, std::string("its ") + what + " at " + where(m->loc) + " read " + then, true);
+    };
     for (uint32_t k = col; k < col + ncols; ++k)
-      if (t.pending[k])
+      if (t.pending[k]) {
+        early_then("TMEM column " + std::to_string(k) + " while a tcgen05.mma writing it was in flight (issued by " +
+                   t.pending_issuer[k] + ")");
         fail("tcgen05.ld of TMEM an MMA is still writing",
              std::string(what) + " reads TMEM column " + std::to_string(k) +
                  " while a tcgen05.mma writing it is in flight (issued by " + t.pending_issuer[k] +
                  "): either this thread's wait on the mbarrier that MMA's tcgen05.commit arrives on is missing (or "
                  "waits for the wrong phase), or the MMA was issued too early, before its thread waited for this "
                  "read to be done (a release barrier such as ld2mma)");
+      }
     for (uint32_t l = lane; l < lane + 32; ++l)
       for (uint32_t k = col; k < col + ncols; ++k)
-        if (!t.written[l * Tmem::kCols + k])
+        if (!t.written[l * Tmem::kCols + k]) {
+          early_then("TMEM lane " + std::to_string(l) + " column " + std::to_string(k) + " of " + c.name() +
+                     ", which no tcgen05.mma had written yet");
           fail("tcgen05.ld of unwritten TMEM",
                std::string(what) + " reads TMEM lane " + std::to_string(l) + " column " + std::to_string(k) + " of " +
                    c.name() +
                    ", which no tcgen05.mma has written since tcgen05.alloc (is N in the instruction "
                    "descriptor, or the column offset, what the epilogue assumes?)");
+        }
     for (Fiber* m : all) check_fenced_after_sync(m, what, false);
     for (Fiber* m : all) {
       PendingLd ld;

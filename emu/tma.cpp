@@ -154,7 +154,9 @@ void tma_load(void* smem_dst, const CUtensorMap* map, uint64_t* bar, uint32_t pa
       ++t->inflight[w];
       t->inflight_box[w] = off;
     }
-    t->tma_load_site[off] = {bar_off, loc};
+    Cta::TmaLoadSite& site = t->tma_load_site[off];
+    site = {bar_off, bc, b.phase, loc, f, WaitMemo{}};
+    if (const WaitMemo* e = early_wait(f, false)) site.wait = *e;
   }
   auto is = std::make_shared<Issue>(issue_of(f, what));
   for (const LoadDest& d : dests) mbarrier_at(*d.barrier, bar_off, what).inflight_loads[d.phase].push_back(is.get());
