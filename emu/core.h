@@ -224,7 +224,8 @@ struct AsyncReader {
   bool done = false;        // completed
   uint64_t seen[32] = {};   // per lane (store: [0], the issuer): the epoch of the observing wait, 0 none
   SourceLoc seen_loc{};     // the first observing wait
-  std::string early;        // an mbarrier arrival by the warp before its covering wait
+  // The warp's mbarrier arrivals before its covering wait: the first on each barrier (by offset).
+  std::vector<std::pair<uint32_t, std::string>> early;
 };
 
 // wgmma: a thread's accumulator array while wgmmas on it are in flight. The registers hold
@@ -354,6 +355,7 @@ struct MBarrier {
   TcKnow tc_done;   // ... of the last completed phase: what a waiter learns
   WaitList waiters;
   bool remote_arrivals = false;  // a thread of another CTA of the cluster has arrived on it (for messages)
+  bool waited = false;           // a thread has waited on it (the deadlock report: was what fed it consumed?)
 };
 
 struct NamedBar {
@@ -373,7 +375,9 @@ struct Tmem {
   std::vector<uint32_t> cells = std::vector<uint32_t>(kLanes * kCols);
   std::vector<uint8_t> written = std::vector<uint8_t>(kLanes * kCols);  // by an MMA since its allocation
   int pending[kCols] = {};                                              // in-flight MMAs writing the column
-  std::string pending_issuer[kCols];  // the last MMA issued on the column: thread and source line
+  std::string pending_issuer[kCols];    // the last MMA issued on the column: thread and source line ...
+  const Fiber* pending_by[kCols] = {};  // ... the thread ...
+  uint64_t pending_epoch[kCols] = {};   // ... and its issue
   struct Alloc {
     uint32_t col, ncols;
   };
@@ -444,7 +448,15 @@ struct Fiber {
   // Per mbarrier (Clock slot): its last wait on it (the deadlock report's diagnosis of waits that
   // skip phases, and the waits that passed early).
   std::unordered_map<size_t, WaitMemo> waits;
-  size_t last_wait_slot = ~size_t{0};       // the barrier of its latest wait
+  WaitMemo last_passed;                // the latest wait it returned from
+  std::vector<uint8_t> ld_since_wait;  // per TMEM column: read by its tcgen05.ld since that wait
+  // The mbarriers it has fed (arrived on, issued a TMA load or a commit to), as (CTA, offset): the
+  // deadlock report asks whether another thread consumed what it produced.
+  std::vector<std::pair<const Cta*, uint32_t>> fed;
+  // The latest wait it had returned from when its last stores were found (track_writes), if that
+  // passed early, and the epoch of those stores (Cta::wepoch).
+  WaitMemo early_stores;
+  uint64_t early_stores_epoch = 0;
   uint64_t waits_done = 0;                  // mbarrier waits so far (how far the thread got)
   std::map<std::string, int64_t> ring_pos;  // per WaitTag barrier name: its last ring position
   // Per WaitTag barrier name: its waits on that ring so far, the stage of the last one, how many
@@ -507,6 +519,14 @@ struct Fiber {
   std::vector<std::unique_ptr<AccShadow>> acc;
   std::vector<PendingLd> lds;
   Queue tc_queue;  // tcgen05.mma and commit, in issue order
+  // Its tcgen05.commits not yet arrived, in issue order: the barrier's offset (in each CTA it
+  // arrives on), the issue's epoch and where.
+  struct PendingCommit {
+    uint32_t off = 0;
+    uint64_t epoch = 0;
+    SourceLoc loc{};
+  };
+  std::deque<PendingCommit> commits;
   int tc_pending = 0;
   std::vector<StoreReq> open_stores;  // not yet committed
   Queue store_queue;                  // committed bulk groups
@@ -529,9 +549,11 @@ struct Cta {
   uint8_t* smem = nullptr;
   size_t size = 0;
   std::vector<uint8_t> shadow;
-  std::vector<int32_t> unfenced;       // writer tid, -1 if fenced or written by the async proxy
-  std::vector<int32_t> writer;         // tid of the last ordinary store, -1 if written by the async proxy
-  std::vector<uint64_t> wepoch;        // epoch of the last write
+  std::vector<int32_t> unfenced;     // writer tid, -1 if fenced or written by the async proxy
+  std::vector<int32_t> writer;       // tid of the last ordinary store, -1 if written by the async proxy
+  std::vector<uint64_t> wepoch;      // epoch of the last write
+  std::vector<int32_t> writer_prev;  // ... and of the write before it (a buffer refilled too early)
+  std::vector<uint64_t> wepoch_prev;
   std::vector<uint16_t> inflight;      // TMA loads in flight writing it
   std::vector<uint32_t> inflight_box;  // the offset of the last TMA load's box that wrote it
   struct TmaLoadSite {
@@ -748,14 +770,16 @@ Issue issue_of(Fiber* f, const char* what);
 void mbarrier_arrive_on(Cta& cta, uint32_t off, const char* what, const Issue* issue = nullptr, bool relaxed = false);
 void mbarrier_complete_tx(Cta& cta, uint32_t off, uint32_t bytes, uint64_t phase_at_issue, const Issue& issue);
 std::string barrier_name(Cta& cta, uint32_t off);
-// Waits that passed early (WaitMemo): f's latest wait, if it passed early (reads: either kind;
-// writes, which a producer's first wait for a free slot legitimately precedes: only a wait that
-// named a phase the thread had waited for already), or its latest wait on the barrier of `slot`.
-const WaitMemo* early_wait(const Fiber* f, bool read);
-const WaitMemo* early_wait_on(const Fiber* f, size_t slot, bool read);
+// Waits that passed early (WaitMemo): the latest wait f returned from, or its latest wait on the
+// barrier of `slot`, if that passed early. (A producer's first wait for a free slot passes so, and
+// rightly: nothing has read the slot yet, so no rule that a later write breaks can follow it.)
+const WaitMemo* early_wait(const Fiber* f);
+const WaitMemo* early_wait_on(const Fiber* f, size_t slot);
+// Notes that f fed the mbarrier at `off` of `c` (Fiber::fed).
+void note_fed(Fiber* f, const Cta& c, uint32_t off);
 // Fails with "mbarrier wait passed early" at the wait of `m` by `waiter`; `then` says what the
 // operation that needed the phase did ("its tcgen05.ld at ... read TMEM ...").
-[[noreturn]] void fail_early(const Fiber* waiter, const WaitMemo& m, const std::string& then, bool read);
+[[noreturn]] void fail_early(const Fiber* waiter, const WaitMemo& m, const std::string& then);
 // "phase 3", or "the phase before its first" for -1.
 std::string phase_name(int64_t phase);
 

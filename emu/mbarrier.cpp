@@ -100,9 +100,10 @@ void note_early_release(Fiber* f, Cta& c, uint32_t off) {
   WarpgroupState& wg = c.wg[g];
   for (uint32_t id : wg.unseen[f->warp % 4]) {
     AsyncReader& r = reader(id);
-    if (r.seen[f->lane] || !r.early.empty()) continue;
-    r.early = thread_name(f) + " arrived on mbarrier " + barrier_name(c, off) + " at " + where(f->loc) +
-              " before its wgmma.wait_group covered this group";
+    if (r.seen[f->lane] || std::any_of(r.early.begin(), r.early.end(), [off](const auto& e) { return e.first == off; }))
+      continue;
+    r.early.push_back({off, thread_name(f) + " arrived on mbarrier " + barrier_name(c, off) + " at " + where(f->loc) +
+                                " before its wgmma.wait_group covered this group"});
   }
 }
 
@@ -273,6 +274,7 @@ namespace {
 
 // A thread's own arrival (arrive, arrive.expect_tx: .release; a remote arrive: .relaxed).
 void thread_arrive(Fiber* f, Cta& target, uint32_t off, const char* what, bool relaxed = false) {
+  note_fed(f, target, off);
   track_writes(f);  // its stores so far are ordered before the arrival
   tick(f);
   mbarrier_arrive_on(target, off, what, nullptr, relaxed);
@@ -408,6 +410,7 @@ void wait_parity(Fiber* f, Cta& c, uint32_t off, MBarrier& b, uint32_t parity, W
   w.tag = tag;
   // The phase it waits for: the one in progress (parity of the current phase), else the last
   // completed one (-1 on a fresh barrier waited on with parity 1: that wait passes at once).
+  b.waited = true;
   const bool at_once = parity_done(b, parity);
   const int64_t target = static_cast<int64_t>(b.phase) - (at_once ? 1 : 0);
   WaitMemo m;
@@ -464,7 +467,6 @@ void wait_parity(Fiber* f, Cta& c, uint32_t off, MBarrier& b, uint32_t parity, W
     note_skip(f, what, what, false);
   }
   f->waits[b.slot] = m;
-  f->last_wait_slot = b.slot;
   ++f->waits_done;
   // The waiters of a phase, for the two-phases-behind rule (none for the phase before the first).
   WaitRec rec{f, 0, f->loc, parity & 1};
@@ -478,6 +480,8 @@ void wait_parity(Fiber* f, Cta& c, uint32_t off, MBarrier& b, uint32_t parity, W
     block(w);
   }
   const uint64_t t = tick(f);
+  f->last_passed = m;
+  f->ld_since_wait.clear();
   if (list)
     if (WaitRec* r = find_rec(b.waited_prev, f)) r->pass = t;
   learn(f, b.tc_done);
@@ -519,19 +523,23 @@ void wait_parity(Fiber* f, Cta& c, uint32_t off, MBarrier& b, uint32_t parity, W
 
 }  // namespace
 
+void note_fed(Fiber* f, const Cta& c, uint32_t off) {
+  const std::pair<const Cta*, uint32_t> b{&c, off};
+  if (std::find(f->fed.begin(), f->fed.end(), b) == f->fed.end()) f->fed.push_back(b);
+}
+
 std::string phase_name(int64_t phase) {
   return phase < 0 ? std::string("phase -1 (before the first)") : "phase " + std::to_string(phase);
 }
 
-const WaitMemo* early_wait_on(const Fiber* f, size_t slot, bool read) {
+const WaitMemo* early_wait_on(const Fiber* f, size_t slot) {
   auto it = f->waits.find(slot);
-  if (it == f->waits.end() || !it->second.early) return nullptr;
-  return read || it->second.has_prev ? &it->second : nullptr;
+  return it != f->waits.end() && it->second.early ? &it->second : nullptr;
 }
 
-const WaitMemo* early_wait(const Fiber* f, bool read) { return early_wait_on(f, f->last_wait_slot, read); }
+const WaitMemo* early_wait(const Fiber* f) { return f->last_passed.early ? &f->last_passed : nullptr; }
 
-void fail_early(const Fiber* waiter, const WaitMemo& m, const std::string& then, bool read) {
+void fail_early(const Fiber* waiter, const WaitMemo& m, const std::string& then) {
   Cta& c = *m.cta;
   const std::string p = std::to_string(m.parity), q = std::to_string(m.parity ^ 1u);
   // It passed at once: the barrier had completed the phase it named, so target + 1 phases.
@@ -558,7 +566,7 @@ void fail_early(const Fiber* waiter, const WaitMemo& m, const std::string& then,
          "re-initialised, or advanced a different number of times by the two sides?)";
   }
   d += "; then " + then;
-  if (!m.has_prev && read)
+  if (!m.has_prev)
     d += ". On a barrier's first phase a wait for its completion is for parity 0 (parity 1 passes at once on a "
          "fresh barrier, which only a first wait for a free slot, as a producer's, wants): a wrong initial phase?";
   fail_loc(m.loc, waiter, "mbarrier wait passed early", d);

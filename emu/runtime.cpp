@@ -327,17 +327,22 @@ void check_overwrite(Cta& c, uint32_t w, const Clock& vc, const Fiber* writer, c
       state = seen ? "warp " + std::to_string(r.warp) + " passed the wgmma.wait_group covering it at " +
                          where(r.seen_loc) + ", but nothing orders that wait before this write"
                    : "warp " + std::to_string(r.warp) + " has not passed a wgmma.wait_group covering it";
+    // The reading warp's arrival before its wait: the one on the barrier whose phase let the
+    // writer through, if it made one there, else its first.
+    std::string early = r.early.empty() ? std::string() : r.early.front().second;
+    if (writer && writer->last_wait_cta == &c)
+      for (const auto& [off, text] : r.early)
+        if (off == writer->last_wait_off) early = text;
     if (writer)
-      if (const WaitMemo* e = early_wait(writer, false))
+      if (const WaitMemo* e = early_wait(writer))
         fail_early(writer, *e,
                    "its " + std::string(op) + " at " + where(writer->loc) + " wrote shared memory at " +
                        hex(c.addr_of(4 * w)) + " (" + c.name() + ") while " + reader_name(r) +
-                       (r.done ? " had read it" : " still read it") + ": " + state,
-                   false);
+                       (r.done ? " had read it" : " still read it") + ": " + state);
     fail_at(writer, "shared memory overwritten while an asynchronous operation reads it",
             "shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() + ") is written by " + op + ", while " +
                 reader_name(r) + (r.done ? " read it" : " still reads it") + "; " + state +
-                (r.early.empty() ? "" : " (" + r.early + ")") +
+                (early.empty() ? "" : " (" + early + ")") +
                 ": a buffer an asynchronous operation reads may be written again only after a wait for that "
                 "operation's completion which the writer is ordered after (for wgmma: the warp's own "
                 "wgmma.wait_group, then its release of the stage)");
@@ -792,12 +797,18 @@ void track_writes(Fiber* f) {
       std::memcpy(c.shadow.data() + 4 * w, c.smem + 4 * w, 4);
       if (c.unfenced[w] != f->tid) f->unfenced.push_back(static_cast<uint32_t>(w));
       c.unfenced[w] = f->tid;
+      c.writer_prev[w] = c.writer[w];
+      c.wepoch_prev[w] = c.wepoch[w];
       c.writer[w] = f->tid;
       c.wepoch[w] = ep;
       c.swizzle[w] = 0;
     }
   }
   f->tc_pub.s = ep;
+  if (f->last_passed.early) {
+    f->early_stores = f->last_passed;
+    f->early_stores_epoch = ep;
+  }
 }
 
 void async_write(Cta& c, uint32_t off, const void* src, size_t bytes, uint8_t swizzle) {
@@ -806,6 +817,8 @@ void async_write(Cta& c, uint32_t off, const void* src, size_t bytes, uint8_t sw
   const uint64_t ep = g_emu->next_epoch();
   for (size_t w = off / 4; w < (off + bytes + 3) / 4; ++w) {
     c.unfenced[w] = -1;
+    c.writer_prev[w] = c.writer[w];
+    c.wepoch_prev[w] = c.wepoch[w];
     c.writer[w] = -1;
     c.wepoch[w] = ep;
     c.swizzle[w] = swizzle;
@@ -816,13 +829,32 @@ void check_async_read(Cta& c, const std::vector<uint32_t>& words, const char* op
                       const model::Layout* layout) {
   for (uint32_t w : words) {
     if (reader && c.writer[w] >= 0 && !(reader->cta == &c && c.writer[w] == reader->tid) &&
-        !knows_write(reader->vc, c, w))
+        !knows_write(reader->vc, c, w)) {
+      // The word's previous contents, stored by a thread, were ordered before this operation: the
+      // new stores refilled the buffer for its next use before this operation read it.
+      const int32_t prev = c.writer_prev[w];
+      if (prev >= 0 && c.wepoch_prev[w] != 0 && reader->vc.at(cluster_slot(c, prev)) >= c.wepoch_prev[w]) {
+        const Fiber* t = c.threads[static_cast<size_t>(c.writer[w])];
+        const std::string then = "stores to shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
+                                 ") refilled it before the " + op + " at " + where(reader->loc) +
+                                 ", which reads its previous contents, was issued (nothing orders them after it)";
+        if (t->early_stores.early && t->early_stores_epoch == c.wepoch[w])
+          fail_early(t, t->early_stores, "its " + then);
+        fail_at(reader, "shared memory overwritten while an asynchronous operation reads it",
+                std::string(op) + " (async proxy) reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
+                    ") whose previous contents (stored by thread " + std::to_string(prev) +
+                    ") a synchronisation ordered before this operation, but which " + thread_name(t) +
+                    " has stored to again since, ordered neither before nor after it: the buffer was refilled for "
+                    "its next use before this operation read it (that thread's wait for the operation's completion, "
+                    "before it reuses the buffer, is missing)");
+      }
       fail_at(reader, "asynchronous read not ordered after the stores",
               std::string(op) + " (async proxy) reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
                   ") that thread " + std::to_string(c.writer[w]) +
                   " wrote with ordinary stores, and no synchronisation orders those stores before this operation: "
                   "a barrier (__syncthreads, or an mbarrier arrive and wait) between the stores and the operation "
                   "is missing");
+    }
     if (layout && c.swizzle[w] != 0 && c.swizzle[w] != 1 + static_cast<int>(*layout))
       fail_at(reader, "MMA descriptor swizzle differs from the TMA load's",
               std::string(op) + " reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() + ") as " +
@@ -848,12 +880,11 @@ void check_async_read(Cta& c, const std::vector<uint32_t>& words, const char* op
           for (int t = reader->tid / 128 * 128; t < std::min(c.nthreads, reader->tid / 128 * 128 + 128); ++t)
             mates.push_back(c.threads[t]);
         for (const Fiber* m : mates) {
-          if (const WaitMemo* e = early_wait_on(m, slot, true))
+          if (const WaitMemo* e = early_wait_on(m, slot))
             fail_early(m, *e,
                        "its " + std::string(op) + " at " + where(reader->loc) + " read shared memory at " +
                            hex(c.addr_of(4 * w)) + " (" + c.name() + ") that a TMA load still in flight was writing (" +
-                           load + ")",
-                       true);
+                           load + ")");
           if (auto it = m->waits.find(slot); it != m->waits.end() && (!last || it->second.epoch > last->epoch)) {
             last = &it->second;
             waiter = m;
@@ -883,15 +914,22 @@ void check_unchanged(Cta& c, const std::vector<uint32_t>& words, uint64_t since,
                      const std::string& issuer) {
   for (uint32_t w : words)
     if (c.wepoch[w] > since) {
-      // A TMA load whose issuer's wait before it passed early (WaitMemo): that wait is the cause.
-      if (c.writer[w] < 0) {
+      // A TMA load, or ordinary stores, whose thread's wait before passed early (WaitMemo): that
+      // wait is the cause.
+      if (c.writer[w] >= 0) {
+        const Fiber* t = c.threads[static_cast<size_t>(c.writer[w])];
+        if (t->early_stores.early && t->early_stores_epoch == c.wepoch[w])
+          fail_early(t, t->early_stores,
+                     "its stores overwrote shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
+                         ") that the " + op + " issued by " + issuer +
+                         " still read (issued before the stores, completed after them)");
+      } else {
         const auto it = c.tma_load_site.find(c.inflight_box[w]);
         if (it != c.tma_load_site.end() && it->second.wait.early && it->second.by)
           fail_early(it->second.by, it->second.wait,
                      "its TMA load at " + where(it->second.loc) + " overwrote shared memory at " +
                          hex(c.addr_of(4 * w)) + " (" + c.name() + ") that the " + op + " issued by " + issuer +
-                         " still read (issued before the load, completed after it)",
-                     false);
+                         " still read (issued before the load, completed after it)");
       }
       fail("shared memory overwritten while an asynchronous operation reads it",
            std::string(op) + " issued by " + issuer + " reads shared memory at " + hex(c.addr_of(4 * w)) + " (" +
@@ -1269,12 +1307,24 @@ bool behind_on_mbarriers(const std::vector<const Fiber*>& threads) {
   return any;
 }
 
-// The blocked mbarrier wait no arrival can complete, for a deadlock no other pattern explains: of the
-// waits for a phase that got no arrival, the one of the thread that got furthest (most mbarrier
-// waits behind it: the others most likely wait for what it would have done next).
+// Whether a waiter on `tag`, in `role`, waits for a free slot (a producer's wait: parity 1 first).
+bool waits_for_free_slot(const Fiber* f) {
+  const char* role = f->wait.tag.role ? f->wait.tag.role : "";
+  const char* tag = f->wait.tag.barrier ? f->wait.tag.barrier : "";
+  return std::strstr(role, "producer") || std::strstr(tag, "empty");
+}
+
+// The blocked mbarrier waits that no arrival can complete, for a deadlock no other pattern explains.
+// Two kinds: a wait in step with the thread's previous wait on the barrier (the phase after it)
+// whose arrival never comes, and a thread's first wait on a fresh barrier, for parity 0 (the
+// barrier's first phase, which may be the wrong one to wait for). Of the first kind, a thread
+// whose own output (the barriers it fed) nobody consumed is left out: the threads that should
+// consume it are stuck elsewhere, and its wait is their consequence. The most advanced such
+// thread (most mbarrier waits behind it) is named; without one, every first wait of the second
+// kind, one per barrier, since which of them is wrong the emulator cannot tell.
 void diagnose_missing_arrival(Emu& e, std::vector<Diagnosis>& out) {
-  const Fiber* best = nullptr;
-  int64_t best_score = -1;
+  const Fiber* in_step = nullptr;
+  std::vector<const Fiber*> first;  // one per barrier
   for (auto& cp : e.cluster->ctas)
     for (const Fiber* f : cp->threads) {
       if (f->state == Fiber::State::done || f->wait.kind != WaitKind::mbarrier) continue;
@@ -1283,43 +1333,33 @@ void diagnose_missing_arrival(Emu& e, std::vector<Diagnosis>& out) {
       const auto it = f->waits.find(b->slot);
       if (it == f->waits.end()) continue;
       const WaitMemo& m = it->second;
-      if (m.has_prev && m.target != m.prev_target + 1) continue;  // out of step: the skips say so
-      const char* role = f->wait.tag.role ? f->wait.tag.role : "";
-      const char* tag = f->wait.tag.barrier ? f->wait.tag.barrier : "";
-      const bool producer = std::strstr(role, "producer") || std::strstr(tag, "empty");
-      const int64_t score = static_cast<int64_t>(f->waits_done) * 2 + (producer ? 1 : 0);
-      if (score > best_score) {
-        best = f;
-        best_score = score;
+      if (m.has_prev) {
+        if (m.target != m.prev_target + 1) continue;  // out of step: the skips say so
+        bool consumed = f->fed.empty();
+        for (const auto& [c, off] : f->fed) {
+          const auto bi = c->mbar.find(off);
+          if (bi != c->mbar.end() && bi->second.waited) consumed = true;
+        }
+        if (!consumed) continue;
+        if (!in_step || f->waits_done > in_step->waits_done) in_step = f;
+      } else if (b->phase == 0 && f->wait.a == 0) {
+        const bool seen = std::any_of(first.begin(), first.end(), [&](const Fiber* g) { return g->wait.obj == b; });
+        if (!seen) first.push_back(f);
       }
     }
-  if (!best) return;
-  const Fiber* f = best;
-  Cta& c = *(f->wait.cta ? f->wait.cta : f->cta);
-  const auto* b = static_cast<const MBarrier*>(f->wait.obj);
-  const WaitMemo& m = f->waits.at(b->slot);
-  const std::string p = std::to_string(f->wait.a);
-  std::string d = thread_name(f) + " waits on mbarrier " + barrier_name(c, f->wait.id) +
-                  (&c != f->cta ? " of " + c.name() : "") + " for parity " + p + " (" + phase_name(m.target) + ")";
-  const std::string none = "0 of its " + std::to_string(b->count) + " arrivals for that phase came";
-  if (!m.has_prev && b->phase == 0) {
-    // Its first wait, for the first phase of a fresh barrier: as likely a wrong initial phase.
-    const char* role = f->wait.tag.role ? f->wait.tag.role : "";
-    const char* tag = f->wait.tag.barrier ? f->wait.tag.barrier : "";
-    const bool producer = std::strstr(role, "producer") || std::strstr(tag, "empty");
-    d += ", its first wait on it: the barrier is fresh (no phase completed, " + none +
-         ", nothing left in flight arrives), and parity 0 waits for its first phase to complete: a wrong initial "
-         "phase? " +
-         (producer ? "A producer waiting for a free slot waits for parity phase ^ 1, which returns at once on a fresh "
-                     "barrier (PipelineState::empty_parity). "
-                   : "A first wait for a resource nothing has used yet (a free slot) is for parity 1, which returns "
-                     "at once on a fresh barrier. ") +
-         "Otherwise the arrive, tcgen05.commit or arrive.expect_tx that completes its first phase never comes";
-  } else {
-    if (m.has_prev)
-      d += ", in step with its previous wait on it (at " + where(m.prev_loc) + ", for " + phase_name(m.prev_target) +
-           (m.prev_target < 0 ? ", which passed at once on the fresh barrier" : "") + ")";
-    d += "; but " + none + ", and nothing left in flight can arrive: ";
+  const auto name = [](const Fiber* f) {
+    Cta& c = *(f->wait.cta ? f->wait.cta : f->cta);
+    return "mbarrier " + barrier_name(c, f->wait.id) + (&c != f->cta ? " of " + c.name() : "");
+  };
+  if (in_step) {
+    const Fiber* f = in_step;
+    const auto* b = static_cast<const MBarrier*>(f->wait.obj);
+    const WaitMemo& m = f->waits.at(b->slot);
+    std::string d = thread_name(f) + " waits on " + name(f) + " for parity " + std::to_string(f->wait.a) + " (" +
+                    phase_name(m.target) + "), in step with its previous wait on it (at " + where(m.prev_loc) +
+                    ", for " + phase_name(m.prev_target) +
+                    (m.prev_target < 0 ? ", which passed at once on the fresh barrier" : "") + "); but 0 of its " +
+                    std::to_string(b->count) + " arrivals for that phase came, and nothing left in flight can arrive: ";
     if (b->phase > 0) {
       bool commit = false;
       for (const Contrib& k : b->contrib_done)
@@ -1331,8 +1371,35 @@ void diagnose_missing_arrival(Emu& e, std::vector<Diagnosis>& out) {
       d += "no arrival has ever reached it, and the arrive, tcgen05.commit or arrive.expect_tx that should complete "
            "its phases never comes (missing, or made on another barrier)";
     }
+    out.push_back({8, f->wait.loc, d});
+    return;
   }
-  out.push_back({8, f->wait.loc, d});
+  if (first.empty()) return;
+  // Free-slot waits first: their initial phase is the likelier one to be wrong.
+  std::stable_partition(first.begin(), first.end(), waits_for_free_slot);
+  std::string d;
+  for (size_t i = 0; i < first.size(); ++i) {
+    const Fiber* f = first[i];
+    d += (i == 0                  ? ""
+          : i + 1 == first.size() ? ", and "
+                                  : ", ") +
+         thread_name(f) + " waits on " + name(f) + " for parity 0 (phase 0)" +
+         (i ? " at " + where(f->wait.loc) : std::string());
+  }
+  const auto* b0 = static_cast<const MBarrier*>(first.front()->wait.obj);
+  d += first.size() == 1
+           ? ", its first wait on it: the barrier is fresh (no phase completed, 0 of its " + std::to_string(b0->count) +
+                 " arrivals came, nothing left in flight arrives), and parity 0 waits for its first phase to "
+                 "complete: a wrong initial phase? "
+           : ", each its first wait, on a fresh barrier that no arrival has reached: if each waits for the "
+             "others' work, one of them must wait for parity 1 first, which returns at once on a fresh barrier: a "
+             "wrong initial phase? ";
+  d += waits_for_free_slot(first.front())
+           ? "A producer waiting for a free slot waits for parity phase ^ 1, which returns at once on a fresh barrier "
+             "(PipelineState::empty_parity). "
+           : "A first wait for a resource nothing has used yet (a free slot, a free accumulator) is for parity 1. ";
+  d += "Otherwise the arrive, tcgen05.commit or arrive.expect_tx that completes a first phase never comes";
+  out.push_back({8, first.front()->wait.loc, d});
 }
 
 std::string deadlock_report(Emu& e) {
@@ -1589,13 +1656,17 @@ void watch_cluster(int64_t cluster_index, const std::string& cluster_name) {
         throw Failure{"write outside D: " + cluster_name + " wrote " +
                       (i < d_begin ? std::to_string(-elems) + " element(s) before D's start"
                                    : std::to_string(elems - w.rows * w.cols) + " element(s) past D's end") +
-                      " (D is " + std::to_string(w.rows) + " x " + std::to_string(w.cols) + ")"};
+                      " (D is " + std::to_string(w.rows) + " x " + std::to_string(w.cols) +
+                      "): a store not bounded by M and N (a ragged shape's last tiles: rows past M, or columns past "
+                      "N, which run on into the next rows)"};
       }
       const size_t e = (i - d_begin) / w.elem;
       if (w.writer[e] >= 0 && w.writer[e] != cluster_index)
         throw Failure{"element of D written twice: element (" + std::to_string(e / w.cols) + ", " +
                       std::to_string(e % w.cols) + ") was written by cluster " + std::to_string(w.writer[e]) +
-                      " and again by " + cluster_name};
+                      " and again by " + cluster_name +
+                      ": two tiles overlap (a tile origin not scaled by the tile size, or taken from the wrong "
+                      "index), or a store's columns past N ran on into the next row (a store not bounded by N)"};
       w.writer[e] = cluster_index;
       w.result[i] = w.alloc[i];
       w.alloc[i] = w.snapshot[i];
@@ -1705,6 +1776,8 @@ Status launch_grid(const LaunchConfig& cfg, void (*body)(void*), void* ctx) {
                 c->unfenced.assign(smem_size / 4, -1);
                 c->writer.assign(smem_size / 4, -1);
                 c->wepoch.assign(smem_size / 4, 0);
+                c->writer_prev.assign(smem_size / 4, -1);
+                c->wepoch_prev.assign(smem_size / 4, 0);
                 c->inflight.assign(smem_size / 4, 0);
                 c->inflight_box.assign(smem_size / 4, 0);
                 c->swizzle.assign(smem_size / 4, 0);

@@ -72,8 +72,8 @@ std::vector<Case> cases() {
     };
     if (bw)
       add("missing_wait", Bug::missing_wait, kOneSlice,
-          {"tcgen05.ld of TMEM an MMA is still writing",
-           "wait on the mbarrier that MMA's tcgen05.commit arrives on is missing"});
+          {"tcgen05.ld of TMEM an MMA is still writing", "after that MMA arrives, is missing: CTA (0,0,0) thread",
+           "never waited on it"});
     else
       add("missing_wait", Bug::missing_wait, kOneSlice,
           {"wgmma accumulators not waited for", "a wait that covers the last wgmma group is missing"});

@@ -144,7 +144,7 @@ endforeach()
 gemm_add_step_variant(step05_blackwell_producer_waits_consumer_parity STEP 05 TRACK blackwell
   REPLACE [=[write.empty_parity(), WaitTag{"mma2tma", "producer"}]=]
   WITH [=[write.full_parity(), WaitTag{"mma2tma", "producer"}]=]
-  EXPECT [=[^emulator: deadlock: @FILE@:@LINE@: CTA \([0-9]+,0,0\) thread 0 \(warp 0, lane 0, role producer\) waits on mbarrier 'mma2tma' stage 0 \(shared 0x[0-9a-f]+\) for parity 0 \(phase 0\), its first wait on it: the barrier is fresh .*a wrong initial phase\? A producer waiting for a free slot waits for parity phase \^ 1, which returns at once on a fresh barrier \(PipelineState::empty_parity\).* warp 0 lane 0, role producer, at @FILE@:@LINE@: mbarrier\.try_wait\.parity on mbarrier 'mma2tma' stage 0 \(shared 0x[0-9a-f]+\): waits for the phase of parity 0; the barrier has completed 0 phase\(s\) \(current phase parity 0\), 0 of 1 arrivals came]=])
+  EXPECT [=[^emulator: deadlock: @FILE@:@LINE@: CTA \([0-9]+,0,0\) thread 0 \(warp 0, lane 0, role producer\) waits on mbarrier 'mma2tma' stage 0 \(shared 0x[0-9a-f]+\) for parity 0 \(phase 0\), and [^|]*role epilogue\) waits on mbarrier 'mma2ld' stage 0 [^|]*each its first wait, on a fresh barrier [^|]*a wrong initial phase\? A producer waiting for a free slot waits for parity phase \^ 1, which returns at once on a fresh barrier \(PipelineState::empty_parity\).* warp 0 lane 0, role producer, at @FILE@:@LINE@: mbarrier\.try_wait\.parity on mbarrier 'mma2tma' stage 0 \(shared 0x[0-9a-f]+\): waits for the phase of parity 0; the barrier has completed 0 phase\(s\) \(current phase parity 0\), 0 of 1 arrivals came]=])
 
 # --- Warp-specialized steps (7 on): a wrong arrival count, a missing wait -------------------------
 # The roles meet only at mbarriers, so each of these bugs is either a hang, reported with the
@@ -363,32 +363,34 @@ gemm_add_step_variant(step10_blackwell_two_ctas_per_sm STEP 10 TRACK blackwell
 # second or two (24 K slices); the fences dropped show on either order of the clusters, the wrong
 # part on one.
 set(split_shape SHAPE 200x64x1536 SMS 4 SEEDS 1 2)
-# The release fence before the ticket dropped: the writer's later fence (the acquire after its
-# ticket) does release the slot, but after the ticket, which so carries nothing.
-foreach(track hopper blackwell)
-  if(track STREQUAL "hopper")
-    set(c "c")
-  else()
-    set(c "consumer")
-  endif()
-  gemm_add_step_variant(step11_${track}_no_release_before_ticket STEP 11 TRACK ${track} ${split_shape}
-    REPLACE "    fence_acq_rel_gpu();\n    smem.ticket[${c}] = atomic_add_gpu(ticket, 1);"
-    WITH "    /* variant: no release before the ticket */\n    smem.ticket[${c}] = atomic_add_gpu(ticket, 1);"
-    EXPECT [=[^emulator: global memory read without release/acquire: @FILE@:[0-9]+: a load of global memory by CTA \([0-9]+,0,0\) .* reads 0x[0-9a-f]+ \(scratch data, word [0-9]+\), which CTA \([0-9]+,0,0\) thread [0-9]+ wrote in this launch \(before its [^)]* at @FILE@:[0-9]+\) and released at its fence\.acq_rel\.gpu at @FILE@:@LINE+2@ .*but no acquire of CTA .* synchronises with that release: the release must come before the signal]=])
+# The same split in step 12, the tile's width per problem: at this shape its rule keeps the split
+# (one work unit, two parts), so every variant runs on both steps, both tracks.
+foreach(step 11 12)
+  foreach(track hopper blackwell)
+    if(track STREQUAL "hopper")
+      set(c "c")
+    else()
+      set(c "consumer")
+    endif()
+    # The release fence before the ticket dropped: the writer's later fence (the acquire after its
+    # ticket) does release the slot, but after the ticket, which so carries nothing.
+    gemm_add_step_variant(step${step}_${track}_no_release_before_ticket STEP ${step} TRACK ${track} ${split_shape}
+      REPLACE "    fence_acq_rel_gpu();\n    smem.ticket[${c}] = atomic_add_gpu(ticket, 1);"
+      WITH "    /* variant: no release before the ticket */\n    smem.ticket[${c}] = atomic_add_gpu(ticket, 1);"
+      EXPECT [=[^emulator: global memory read without release/acquire: @FILE@:[0-9]+: a load of global memory by CTA \([0-9]+,0,0\) .* reads 0x[0-9a-f]+ \(scratch data, word [0-9]+\), which CTA \([0-9]+,0,0\) thread [0-9]+ wrote in this launch \(before its [^)]* at @FILE@:[0-9]+\) and released at its fence\.acq_rel\.gpu at @FILE@:@LINE+2@ .*but no acquire of CTA .* synchronises with that release: the release must come before the signal]=])
+    # The acquire fence after the ticket dropped: the ticket's atomic read the other part's release,
+    # but nothing acquires it.
+    gemm_add_step_variant(step${step}_${track}_no_acquire_after_ticket STEP ${step} TRACK ${track} ${split_shape}
+      REPLACE "    smem.ticket[${c}] = atomic_add_gpu(ticket, 1);\n    fence_acq_rel_gpu();"
+      WITH "    smem.ticket[${c}] = atomic_add_gpu(ticket, 1);\n    /* variant: no acquire after the ticket */"
+      EXPECT [=[^emulator: global memory read without release/acquire: @FILE@:[0-9]+: a load of global memory .* reads 0x[0-9a-f]+ \(scratch data, word [0-9]+\), which CTA \([0-9]+,0,0\) thread [0-9]+ wrote in this launch .* and released at its fence\.acq_rel\.gpu at @FILE@:@LINE-1@ .*'s atomic at @FILE@:@LINE@ read a value that release reached, and no fence\.acq_rel\.gpu followed it]=])
+    # The wrong part taken for the last one: the part with the highest index instead of the part that
+    # took the last ticket. When that part runs first, it reads the other part's slot before anything
+    # wrote it; seeds 1 and 2 order the two clusters so (seed 3 runs them the other way round, where
+    # the wrong choice happens to be right and D is too).
+    gemm_add_step_variant(step${step}_${track}_wrong_last_part STEP ${step} TRACK ${track} ${split_shape}
+      REPLACE "if (smem.ticket[${c}] != static_cast<uint32_t>(item.parts - 1)) return false;"
+      WITH "if (item.part != item.parts - 1) return false;"
+      EXPECT [=[^emulator: global memory read of data no thread wrote: @FILE@:[0-9]+: a load of global memory .* reads 0x[0-9a-f]+ \(scratch data, word [0-9]+\), which no thread has written in this launch]=])
+  endforeach()
 endforeach()
-# The acquire fence after the ticket dropped: the ticket's atomic read the other part's release,
-# but nothing acquires it.
-gemm_add_step_variant(step11_hopper_no_acquire_after_ticket STEP 11 TRACK hopper ${split_shape}
-  REPLACE [=[    smem.ticket[c] = atomic_add_gpu(ticket, 1);
-    fence_acq_rel_gpu();]=]
-  WITH [=[    smem.ticket[c] = atomic_add_gpu(ticket, 1);
-    /* variant: no acquire after the ticket */]=]
-  EXPECT [=[^emulator: global memory read without release/acquire: @FILE@:[0-9]+: a load of global memory .* reads 0x[0-9a-f]+ \(scratch data, word [0-9]+\), which CTA \([0-9]+,0,0\) thread [0-9]+ wrote in this launch .* and released at its fence\.acq_rel\.gpu at @FILE@:@LINE-1@ .*'s atomic at @FILE@:@LINE@ read a value that release reached, and no fence\.acq_rel\.gpu followed it]=])
-# The wrong part taken for the last one: the part with the highest index instead of the part that
-# took the last ticket. When that part runs first, it reads the other part's slot before anything
-# wrote it; seeds 1 and 2 order the two clusters so (seed 3 runs them the other way round, where
-# the wrong choice happens to be right and D is too).
-gemm_add_step_variant(step11_hopper_wrong_last_part STEP 11 TRACK hopper ${split_shape}
-  REPLACE [=[if (smem.ticket[c] != static_cast<uint32_t>(item.parts - 1)) return false;]=]
-  WITH [=[if (item.part != item.parts - 1) return false;]=]
-  EXPECT [=[^emulator: global memory read of data no thread wrote: @FILE@:[0-9]+: a load of global memory .* reads 0x[0-9a-f]+ \(scratch data, word [0-9]+\), which no thread has written in this launch]=])
