@@ -156,6 +156,15 @@ Issue issue_of(Fiber* f, const char* what) {
 void mbarrier_arrive_on(Cta& c, uint32_t off, const char* what, const Issue* issue, bool relaxed) {
   MBarrier& b = mbarrier_at(c, off, what);
   Fiber* f = issue ? nullptr : self();
+  // An arrival one too many (below) by a thread whose wait before passed early: that wait let it
+  // arrive for a phase it should have waited for.
+  const Clock& xc = issue ? issue->xc : f->xc;
+  if (f && (b.pending == 0 || xc.at(b.slot) < b.phase))
+    if (const WaitMemo* e = early_wait(f))
+      fail_early(f, *e,
+                 "its " + std::string(what) + " at " + where(f->loc) + " on " + arrival_detail(c, off, b) +
+                     " came before that barrier's phase " + std::to_string(b.pending == 0 ? b.phase : b.phase - 1) +
+                     " was done with: one arrival more than the phase's count of " + std::to_string(b.count));
   if (b.pending == 0)
     fail_loc(issue ? issue->contrib.loc : f->loc, issue ? issue->who : f, "more arrivals than the init count",
              std::string(what) + " on " + arrival_detail(c, off, b) + " whose " + std::to_string(b.count) +
@@ -163,7 +172,6 @@ void mbarrier_arrive_on(Cta& c, uint32_t off, const char* what, const Issue* iss
   // An arrival belongs to the phase it is ordered after the completion of: one that comes after a
   // phase completed, but is not ordered after that completion, was meant for the completed phase,
   // which then got more arrivals than its count.
-  const Clock& xc = issue ? issue->xc : f->xc;
   if (!issue && f->cta != &c) b.remote_arrivals = true;
   if (xc.at(b.slot) < b.phase)
     fail_loc(issue ? issue->contrib.loc : f->loc, issue ? issue->who : f, "more arrivals than the init count",

@@ -16,13 +16,34 @@ gemm_add_step_variant(step05_blackwell_no_commit_to_mma2tma STEP 05 TRACK blackw
   REPLACE [=[tcgen05_commit<1>(&smem.mma2tma[read.stage]);]=]
   WITH [=[/* variant: no tcgen05.commit to mma2tma */]=]
   EXPECT [=[^emulator: deadlock: @FILE@:@LINE_OF:write.empty_parity(), WaitTag{"mma2tma", "producer"}@: [^|]*role producer\) waits on mbarrier 'mma2tma' stage [01] \(shared 0x[0-9a-f]+\) for parity 0 \(phase 0\), in step with its previous wait on it [^|]*0 of its 1 arrivals for that phase came[^|]*no arrival has ever reached it, and the arrive, tcgen05\.commit or arrive\.expect_tx that should complete its phases never comes]=])
-# PipelineState::advance without the phase flip (common/pipeline.cuh, step 5's region there): the
-# step's include of the helper replaced by a one-line PipelineState whose advance only wraps.
+# PipelineState (common/pipeline.cuh, whose regions are step 5's) as a student may write it: the
+# step's include of the helper replaced by a one-line PipelineState with one mistake. Its advance
+# without the phase flip (only the stage wraps):
+set(pipeline_state [=[namespace gemm { template <int Stages> struct PipelineState { int stage = 0; uint32_t phase = 0; GEMM_HD void advance() { if (++stage == Stages) { stage = 0; phase ^= 1u; } } GEMM_HD uint32_t full_parity() const { return phase; } GEMM_HD uint32_t empty_parity() const { return phase ^ 1u; } }; }]=])
+string(REPLACE "{ stage = 0; phase ^= 1u; }" "stage = 0;" no_flip "${pipeline_state}")
 foreach(track hopper blackwell)
   gemm_add_step_variant(step05_${track}_advance_without_flip STEP 05 TRACK ${track}
     REPLACE [=[#include "common/pipeline.cuh"]=]
-    WITH [=[namespace gemm { template <int Stages> struct PipelineState { int stage = 0; uint32_t phase = 0; GEMM_HD void advance() { if (++stage == Stages) stage = 0; } GEMM_HD uint32_t full_parity() const { return phase; } GEMM_HD uint32_t empty_parity() const { return phase ^ 1u; } }; }]=]
+    WITH "${no_flip}"
     EXPECT [=[^emulator: (mbarrier wait passed early|deadlock): @FILE@:[0-9]+: [^|]* waited on mbarrier '(full|empty|tma2mma|mma2tma)' stage [01] [^|]*for parity [01][^|]* on each other stage of the '(full|empty|tma2mma|mma2tma)' ring of 2 stages: its stage index wrapped to 0, where its phase should have flipped, and did not \(PipelineState::advance\)]=])
+endforeach()
+# The consumers' parity a phase off (full_parity returns phase ^ 1): the first wait on each stage
+# passes at once on the fresh barrier, before the slice has landed.
+string(REPLACE "full_parity() const { return phase; }" "full_parity() const { return phase ^ 1u; }" full_off "${pipeline_state}")
+# The producer's parity that of the consumers (empty_parity returns phase): its first wait for a
+# free slot waits for a release that only the MMAs it has not fed yet would make.
+string(REPLACE "empty_parity() const { return phase ^ 1u; }" "empty_parity() const { return phase; }" empty_off "${pipeline_state}")
+set(full_hopper full)
+set(full_blackwell tma2mma)
+set(empty_hopper empty)
+set(empty_blackwell mma2tma)
+foreach(track hopper blackwell)
+  gemm_add_step_variant(step05_${track}_full_parity_off STEP 05 TRACK ${track}
+    REPLACE [=[#include "common/pipeline.cuh"]=] WITH "${full_off}"
+    EXPECT "^emulator: mbarrier wait passed early: @FILE@:[0-9]+: [^|]* waited on mbarrier '${full_${track}}' stage [01] [^|]*for parity 1 and passed at once: the barrier had completed no phase yet[^|]*then its (wgmma\\.mma_async|tcgen05\\.mma) \\([AB]\\) at @FILE@:[0-9]+ read shared memory [^|]*that a TMA load still in flight was writing[^|]*a wrong initial phase\\?")
+  gemm_add_step_variant(step05_${track}_empty_parity_off STEP 05 TRACK ${track}
+    REPLACE [=[#include "common/pipeline.cuh"]=] WITH "${empty_off}"
+    EXPECT "^emulator: deadlock: @FILE@:[0-9]+: [^|]*role producer\\) waits on mbarrier '${empty_${track}}' stage 0 \\(shared 0x[0-9a-f]+\\) for parity 0 \\(phase 0\\)[^|]*first wait[^|]*a wrong initial phase\\? A producer waiting for a free slot waits for parity phase \\^ 1")
 endforeach()
 
 # --- Step 1: one tile ------------------------------------------------------------------------------
@@ -183,3 +204,20 @@ gemm_add_step_variant(step08_hopper_no_final_wait_group STEP 08 TRACK hopper
   wgmma_fence_operands(acc[1]);
   if (lane_id() == 0) mbarrier_arrive(&smem.empty[release_stage]);]=]
   EXPECT [=[^emulator: shared memory overwritten while an asynchronous operation reads it: @FILE@:@LINE_OF:tma_load_2d(smem.a[s]@: [^|]*warp [0-9]+'s share of the wgmma group committed at @FILE@:@LINE_OF:wgmma_commit_group();@ [^|]*arrived on mbarrier 'empty' stage [0-9] [^|]* at @FILE@:@LINE+3@ before its wgmma\.wait_group covered this group]=])
+
+# --- Steps 7 and 12: the pipeline's parities in the warp-specialized kernels ----------------------
+# hopper step 7: PipelineState::advance without the flip, the producer warpgroup and the consumers
+# each walking their ring.
+gemm_add_step_variant(step07_hopper_advance_without_flip STEP 07 TRACK hopper
+  REPLACE [=[#include "common/pipeline.cuh"]=] WITH "${no_flip}"
+  EXPECT [=[^emulator: (mbarrier wait passed early|deadlock): @FILE@:[0-9]+: [^|]* waited on mbarrier '(full|empty)' stage [0-9] [^|]*for parity [01][^|]* on each other stage of the '(full|empty)' ring of [0-9] stages: its stage index wrapped to 0, where its phase should have flipped, and did not \(PipelineState::advance\)]=])
+# step 12: the consumer's wait on its stage with the producer's parity (hopper), the epilogue's on
+# mma2ld a phase off (blackwell).
+gemm_add_step_variant(step12_hopper_consumer_waits_producer_parity STEP 12 TRACK hopper
+  REPLACE [=[mbarrier_wait(&smem.full[read.stage], read.full_parity(), WaitTag{"full", "consumer"});]=]
+  WITH [=[mbarrier_wait(&smem.full[read.stage], read.empty_parity(), WaitTag{"full", "consumer"});]=]
+  EXPECT [=[^emulator: mbarrier wait passed early: @FILE@:@LINE@: [^|]*role consumer\) waited on mbarrier 'full' stage [0-9] [^|]*for parity 1 and passed at once: the barrier had completed no phase yet[^|]*then its wgmma\.mma_async \([AB]\) at @FILE@:[0-9]+ read shared memory [^|]*that a TMA load still in flight was writing[^|]*a wrong initial phase\?]=])
+gemm_add_step_variant(step12_blackwell_mma2ld_parity_off STEP 12 TRACK blackwell
+  REPLACE [=[mbarrier_wait(&smem.mma2ld[consumer], static_cast<uint32_t>(local & 1), WaitTag{"mma2ld", "epilogue"});]=]
+  WITH [=[mbarrier_wait(&smem.mma2ld[consumer], static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"mma2ld", "epilogue"});]=]
+  EXPECT [=[^emulator: mbarrier wait passed early: @FILE@:@LINE@: [^|]*role epilogue\) waited on mbarrier 'mma2ld' stage [01] \(shared 0x[0-9a-f]+\)( of CTA \([0-9]+,0,0\) \[cluster rank [01]\])? for parity 1 and passed at once: the barrier had completed no phase yet[^|]*; then its tcgen05\.ld\.32x32b\.x32 at @FILE@:[0-9]+ read TMEM [^|]*a wrong initial phase\?]=])
