@@ -1655,7 +1655,8 @@ void watch_cluster(int64_t cluster_index, const std::string& cluster_name) {
         const int64_t elems = (static_cast<int64_t>(i) - static_cast<int64_t>(d_begin)) / static_cast<int64_t>(w.elem);
         throw Failure{"write outside D: " + cluster_name + " wrote " +
                       (i < d_begin ? std::to_string(-elems) + " element(s) before D's start"
-                                   : std::to_string(elems - w.rows * w.cols) + " element(s) past D's end") +
+                                   : "past D's end, at element " + std::to_string(elems) + " of a D of " +
+                                         std::to_string(w.rows * w.cols) + " elements") +
                       " (D is " + std::to_string(w.rows) + " x " + std::to_string(w.cols) +
                       "): a store not bounded by M and N (a ragged shape's last tiles: rows past M, or columns past "
                       "N, which run on into the next rows)"};
