@@ -554,6 +554,8 @@ struct Cta {
   std::vector<uint64_t> wepoch;      // epoch of the last write
   std::vector<int32_t> writer_prev;  // ... and of the write before it (a buffer refilled too early)
   std::vector<uint64_t> wepoch_prev;
+  std::vector<uint8_t> read_since;     // an MMA or TMA store has read it since its last write
+  std::vector<uint8_t> prev_unread;    // ... not so its previous contents, before they were overwritten
   std::vector<uint16_t> inflight;      // TMA loads in flight writing it
   std::vector<uint32_t> inflight_box;  // the offset of the last TMA load's box that wrote it
   struct TmaLoadSite {

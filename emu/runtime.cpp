@@ -799,6 +799,8 @@ void track_writes(Fiber* f) {
       c.unfenced[w] = f->tid;
       c.writer_prev[w] = c.writer[w];
       c.wepoch_prev[w] = c.wepoch[w];
+      c.prev_unread[w] = !c.read_since[w];
+      c.read_since[w] = 0;
       c.writer[w] = f->tid;
       c.wepoch[w] = ep;
       c.swizzle[w] = 0;
@@ -819,6 +821,8 @@ void async_write(Cta& c, uint32_t off, const void* src, size_t bytes, uint8_t sw
     c.unfenced[w] = -1;
     c.writer_prev[w] = c.writer[w];
     c.wepoch_prev[w] = c.wepoch[w];
+    c.prev_unread[w] = !c.read_since[w];
+    c.read_since[w] = 0;
     c.writer[w] = -1;
     c.wepoch[w] = ep;
     c.swizzle[w] = swizzle;
@@ -830,10 +834,13 @@ void check_async_read(Cta& c, const std::vector<uint32_t>& words, const char* op
   for (uint32_t w : words) {
     if (reader && c.writer[w] >= 0 && !(reader->cta == &c && c.writer[w] == reader->tid) &&
         !knows_write(reader->vc, c, w)) {
-      // The word's previous contents, stored by a thread, were ordered before this operation: the
-      // new stores refilled the buffer for its next use before this operation read it.
+      // The word's previous contents, stored by a thread, were ordered before this operation and read
+      // by no MMA or TMA store yet: the new stores refilled the buffer for its next use before this
+      // operation read them. (Contents that some operation has read were done with: new stores not
+      // ordered before this one are stores meant for it, and a barrier is missing.)
       const int32_t prev = c.writer_prev[w];
-      if (prev >= 0 && c.wepoch_prev[w] != 0 && reader->vc.at(cluster_slot(c, prev)) >= c.wepoch_prev[w]) {
+      if (prev >= 0 && c.wepoch_prev[w] != 0 && c.prev_unread[w] &&
+          reader->vc.at(cluster_slot(c, prev)) >= c.wepoch_prev[w]) {
         const Fiber* t = c.threads[static_cast<size_t>(c.writer[w])];
         const std::string then = "stores to shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
                                  ") refilled it before the " + op + " at " + where(reader->loc) +
@@ -908,6 +915,7 @@ void check_async_read(Cta& c, const std::vector<uint32_t>& words, const char* op
                " wrote with ordinary stores and has not fenced: the writer must run fence.proxy.async.shared::cta "
                "(fence_proxy_async_shared) before the barrier that orders its stores before this operation");
   }
+  for (uint32_t w : words) c.read_since[w] = 1;
 }
 
 void check_unchanged(Cta& c, const std::vector<uint32_t>& words, uint64_t since, const char* op,
@@ -1779,6 +1787,8 @@ Status launch_grid(const LaunchConfig& cfg, void (*body)(void*), void* ctx) {
                 c->wepoch.assign(smem_size / 4, 0);
                 c->writer_prev.assign(smem_size / 4, -1);
                 c->wepoch_prev.assign(smem_size / 4, 0);
+                c->read_since.assign(smem_size / 4, 0);
+                c->prev_unread.assign(smem_size / 4, 0);
                 c->inflight.assign(smem_size / 4, 0);
                 c->inflight_box.assign(smem_size / 4, 0);
                 c->swizzle.assign(smem_size / 4, 0);
