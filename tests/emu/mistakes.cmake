@@ -1,11 +1,11 @@
 # A catalogue of a student's likely mistakes (docs/course.md, "What a mistake looks like"): single-bug
 # variants of the steps, made and run as those of variants.cmake are (cmake/GemmVariant.cmake), each
-# one a slip a student writing the step's TODOs could make, and each failing on every seed it runs
-# with with a message whose first line names the cause: the barrier or the operation, and what is
-# wrong with it. With the variants of variants.cmake that are such mistakes too, at least three per
-# step and track.
+# one a slip a student writing the step's TODOs could make. Each must fail, on every seed it runs
+# with, with a message whose first line names the cause: the barrier or the operation, and what is
+# wrong with it (in EXPECT, [^|]* stays within a line). With the variants of variants.cmake that are
+# such mistakes too, at least three per step and track.
 
-# --- Step 5: the three cases whose reports once named a consequence ------------------------------
+# --- Step 5: a wait that passes early, a commit that never comes, a ring that does not flip -------
 # The epilogue waits on mma2ld for parity 1: on the fresh barrier that passes at once.
 gemm_add_step_variant(step05_blackwell_mma2ld_parity_1 STEP 05 TRACK blackwell
   REPLACE [=[mbarrier_wait(&smem.mma2ld, 0, WaitTag{"mma2ld", "epilogue"});]=]
