@@ -17,7 +17,8 @@
 # a persistent grid on 2 SMs, an odd number of K slices; steps 1 and 2 their own shapes), on SMS
 # emulated SMs (default 2), once per emulator seed (default 1 2 3), exact mode when K <= 512; it
 # passes only if every run fails with a message that EXPECT matches (std::regex, ECMAScript,
-# searched in the message with its line breaks turned into spaces). GEMM_EMU_SHOW=1 prints them.
+# searched in the message with each line break read as " | ", so that [^|]* stays within a line:
+# the first line names the cause). GEMM_EMU_SHOW=1 prints them.
 #
 # The copy keeps the step file's name and line numbers (#line directives after each replaced
 # text), so the emulator names lines of the real step file. Keep a replacement's line count (leave

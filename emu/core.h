@@ -224,7 +224,8 @@ struct AsyncReader {
   bool done = false;        // completed
   uint64_t seen[32] = {};   // per lane (store: [0], the issuer): the epoch of the observing wait, 0 none
   SourceLoc seen_loc{};     // the first observing wait
-  std::string early;        // an mbarrier arrival by the warp before its covering wait
+  // The warp's mbarrier arrivals before its covering wait: the first on each barrier (by offset).
+  std::vector<std::pair<uint32_t, std::string>> early;
 };
 
 // wgmma: a thread's accumulator array while wgmmas on it are in flight. The registers hold
@@ -293,6 +294,35 @@ struct WaitRec {
   uint32_t parity = 0;
 };
 
+// A thread's wait on an mbarrier as its diagnoses need it: which phase the parity named, and how
+// it stood to the thread's previous wait on the same barrier. A thread that waits on each phase of
+// a barrier in turn names the phase after its previous one; a wait that names an earlier one (the
+// same again: the parity a phase off) or, on a fresh barrier, the phase before the first (parity 1:
+// a producer's first wait for a free slot, or a wrong initial phase) passes at once and orders
+// nothing. Such a wait is `early`: where what follows it needed the phase it should have waited
+// for (it reads TMEM or shared memory that phase makes ready, or it refills a buffer that phase
+// frees), the wait is named as the cause.
+struct WaitMemo {
+  Cta* cta = nullptr;
+  uint32_t off = 0;
+  int64_t target = 0;  // the phase the parity named (-1: the phase before a fresh barrier's first)
+  uint32_t parity = 0;
+  SourceLoc loc{};
+  uint64_t epoch = 0;       // when the wait began
+  bool at_once = false;     // the phase had completed when the wait began (or, -1, never runs)
+  bool early = false;       // see above
+  bool has_prev = false;    // the thread waited on the barrier before ...
+  int64_t prev_target = 0;  // ... for this phase ...
+  uint32_t prev_parity = 0;
+  SourceLoc prev_loc{};  // ... there
+  // The barriers waited on under one WaitTag are a ring of stages (note_ring_position): since its
+  // previous wait on this barrier the thread waited once on each other stage of the ring, in order.
+  bool ring_lap = false;
+  bool one_stage = true;  // ... or it waits on this barrier of the tag's array only (no ring to walk)
+  uint64_t stages = 0;
+  const char* tag = nullptr;
+};
+
 // ---------------------------------------------------------------------------------------------
 // Barriers.
 // ---------------------------------------------------------------------------------------------
@@ -325,6 +355,7 @@ struct MBarrier {
   TcKnow tc_done;   // ... of the last completed phase: what a waiter learns
   WaitList waiters;
   bool remote_arrivals = false;  // a thread of another CTA of the cluster has arrived on it (for messages)
+  bool waited = false;           // a thread has waited on it (the deadlock report: was what fed it consumed?)
 };
 
 struct NamedBar {
@@ -344,7 +375,9 @@ struct Tmem {
   std::vector<uint32_t> cells = std::vector<uint32_t>(kLanes * kCols);
   std::vector<uint8_t> written = std::vector<uint8_t>(kLanes * kCols);  // by an MMA since its allocation
   int pending[kCols] = {};                                              // in-flight MMAs writing the column
-  std::string pending_issuer[kCols];  // the last MMA issued on the column: thread and source line
+  std::string pending_issuer[kCols];    // the last MMA issued on the column: thread and source line ...
+  const Fiber* pending_by[kCols] = {};  // ... the thread ...
+  uint64_t pending_epoch[kCols] = {};   // ... and its issue
   struct Alloc {
     uint32_t col, ncols;
   };
@@ -412,12 +445,31 @@ struct Fiber {
   // when it enters the next emulated instruction): track_writes then has nothing to compare.
   bool tracked = false;
   Clock vc, xc;  // happens-before: memory and execution clocks (see Clock)
+  // Per mbarrier (Clock slot): its last wait on it (the deadlock report's diagnosis of waits that
+  // skip phases, and the waits that passed early).
+  std::unordered_map<size_t, WaitMemo> waits;
+  WaitMemo last_passed;                // the latest wait it returned from
+  std::vector<uint8_t> ld_since_wait;  // per TMEM column: read by its tcgen05.ld since that wait
+  // The mbarriers it has fed (arrived on, issued a TMA load or a commit to), as (CTA, offset): the
+  // deadlock report asks whether another thread consumed what it produced.
+  std::vector<std::pair<const Cta*, uint32_t>> fed;
+  // The latest wait it had returned from when its last stores were found (track_writes), if that
+  // passed early, and the epoch of those stores (Cta::wepoch).
+  WaitMemo early_stores;
+  uint64_t early_stores_epoch = 0;
+  uint64_t waits_done = 0;                  // mbarrier waits so far (how far the thread got)
+  std::map<std::string, int64_t> ring_pos;  // per WaitTag barrier name: its last ring position
+  // Per WaitTag barrier name: its waits on that ring so far, the stage of the last one, how many
+  // waits in a row walked the ring's stages in order, and whether it waited on more than one stage
+  // (a thread that waits on one barrier of the array only, its own, walks no ring).
+  struct RingWalk {
+    uint64_t waits = 0, stage = 0, in_order = 0;
+    bool moved = false;
+  };
+  std::map<std::string, RingWalk> ring_walk;
+  std::unordered_map<size_t, uint64_t> ring_index;  // per mbarrier: RingWalk::waits at its last wait
   // The mbarrier phase this thread's last wait returned on (for the release analysis of the
   // overwrite rule).
-  // Per mbarrier (Clock slot): the phase its last wait on it was for (the deadlock report's
-  // diagnosis of waits that skip phases).
-  std::unordered_map<size_t, uint64_t> wait_target;
-  std::map<std::string, int64_t> ring_pos;  // per WaitTag barrier name: its last ring position
   Cta* last_wait_cta = nullptr;
   uint32_t last_wait_off = 0;
   uint64_t last_wait_phase = 0;
@@ -467,6 +519,14 @@ struct Fiber {
   std::vector<std::unique_ptr<AccShadow>> acc;
   std::vector<PendingLd> lds;
   Queue tc_queue;  // tcgen05.mma and commit, in issue order
+  // Its tcgen05.commits not yet arrived, in issue order: the barrier's offset (in each CTA it
+  // arrives on), the issue's epoch and where.
+  struct PendingCommit {
+    uint32_t off = 0;
+    uint64_t epoch = 0;
+    SourceLoc loc{};
+  };
+  std::deque<PendingCommit> commits;
   int tc_pending = 0;
   std::vector<StoreReq> open_stores;  // not yet committed
   Queue store_queue;                  // committed bulk groups
@@ -489,14 +549,22 @@ struct Cta {
   uint8_t* smem = nullptr;
   size_t size = 0;
   std::vector<uint8_t> shadow;
-  std::vector<int32_t> unfenced;       // writer tid, -1 if fenced or written by the async proxy
-  std::vector<int32_t> writer;         // tid of the last ordinary store, -1 if written by the async proxy
-  std::vector<uint64_t> wepoch;        // epoch of the last write
+  std::vector<int32_t> unfenced;     // writer tid, -1 if fenced or written by the async proxy
+  std::vector<int32_t> writer;       // tid of the last ordinary store, -1 if written by the async proxy
+  std::vector<uint64_t> wepoch;      // epoch of the last write
+  std::vector<int32_t> writer_prev;  // ... and of the write before it (a buffer refilled too early)
+  std::vector<uint64_t> wepoch_prev;
+  std::vector<uint8_t> read_since;     // an MMA or TMA store has read it since its last write
+  std::vector<uint8_t> prev_unread;    // ... not so its previous contents, before they were overwritten
   std::vector<uint16_t> inflight;      // TMA loads in flight writing it
   std::vector<uint32_t> inflight_box;  // the offset of the last TMA load's box that wrote it
   struct TmaLoadSite {
-    uint32_t bar = 0;  // the mbarrier it completes on
-    SourceLoc loc{};   // where it was issued
+    uint32_t bar = 0;        // the mbarrier it completes on ...
+    Cta* bar_cta = nullptr;  // ... of this CTA ...
+    uint64_t phase = 0;      // ... and the phase it credits
+    SourceLoc loc{};         // where it was issued
+    const Fiber* by = nullptr;
+    WaitMemo wait;  // the issuer's latest mbarrier wait before it, if that passed early (else early false)
   };
   std::unordered_map<uint32_t, TmaLoadSite> tma_load_site;  // by box offset: its last TMA load
   std::vector<uint8_t> swizzle;                             // TMA-written: 1 + the box's model::Layout; 0 otherwise
@@ -601,9 +669,18 @@ struct Emu {
   LaunchStats stats;
   std::vector<std::unique_ptr<Fiber>> pool;           // fibers with stacks, reused cluster to cluster
   std::vector<std::unique_ptr<AsyncReader>> readers;  // of the current cluster (ids: index + 1)
-  // Waits for an mbarrier phase other than the one after the thread's previous wait on it, as
-  // (what, threads): the deadlock report's diagnosis.
-  std::vector<std::pair<std::string, int>> skips;
+  // Waits for an mbarrier phase other than the one after the thread's previous wait on it: the
+  // deadlock report's diagnosis (what, how many threads alike, where the first of them waited).
+  struct Skip {
+    std::string who, what;  // the thread; what it did, from its wait's location on ("waited at ...")
+    std::string primary;    // ... said for the report's first line, which gives the location itself
+    int threads = 0;
+    SourceLoc loc{};
+    // The parity of the thread's previous wait on the barrier again, after a lap of the barrier's
+    // ring (a ring whose phase did not flip), or on a barrier that is no ring.
+    bool repeat = false;
+  };
+  std::vector<Skip> skips;
 
   uint64_t rand();
   uint64_t next_epoch() { return ++epoch; }
@@ -695,6 +772,18 @@ Issue issue_of(Fiber* f, const char* what);
 void mbarrier_arrive_on(Cta& cta, uint32_t off, const char* what, const Issue* issue = nullptr, bool relaxed = false);
 void mbarrier_complete_tx(Cta& cta, uint32_t off, uint32_t bytes, uint64_t phase_at_issue, const Issue& issue);
 std::string barrier_name(Cta& cta, uint32_t off);
+// Waits that passed early (WaitMemo): the latest wait f returned from, or its latest wait on the
+// barrier of `slot`, if that passed early. (A producer's first wait for a free slot passes so, and
+// rightly: nothing has read the slot yet, so no rule that a later write breaks can follow it.)
+const WaitMemo* early_wait(const Fiber* f);
+const WaitMemo* early_wait_on(const Fiber* f, size_t slot);
+// Notes that f fed the mbarrier at `off` of `c` (Fiber::fed).
+void note_fed(Fiber* f, const Cta& c, uint32_t off);
+// Fails with "mbarrier wait passed early" at the wait of `m` by `waiter`; `then` says what the
+// operation that needed the phase did ("its tcgen05.ld at ... read TMEM ...").
+[[noreturn]] void fail_early(const Fiber* waiter, const WaitMemo& m, const std::string& then);
+// "phase 3", or "the phase before its first" for -1.
+std::string phase_name(int64_t phase);
 
 // Global memory between CTAs (global.cpp): the watched regions are armed at a launch's start and
 // disarmed at its end (returns a failure message, or empty); a thread's open pages are closed (its

@@ -100,9 +100,10 @@ void note_early_release(Fiber* f, Cta& c, uint32_t off) {
   WarpgroupState& wg = c.wg[g];
   for (uint32_t id : wg.unseen[f->warp % 4]) {
     AsyncReader& r = reader(id);
-    if (r.seen[f->lane] || !r.early.empty()) continue;
-    r.early = thread_name(f) + " arrived on mbarrier " + barrier_name(c, off) + " at " + where(f->loc) +
-              " before its wgmma.wait_group covered this group";
+    if (r.seen[f->lane] || std::any_of(r.early.begin(), r.early.end(), [off](const auto& e) { return e.first == off; }))
+      continue;
+    r.early.push_back({off, thread_name(f) + " arrived on mbarrier " + barrier_name(c, off) + " at " + where(f->loc) +
+                                " before its wgmma.wait_group covered this group"});
   }
 }
 
@@ -155,6 +156,15 @@ Issue issue_of(Fiber* f, const char* what) {
 void mbarrier_arrive_on(Cta& c, uint32_t off, const char* what, const Issue* issue, bool relaxed) {
   MBarrier& b = mbarrier_at(c, off, what);
   Fiber* f = issue ? nullptr : self();
+  // An arrival one too many (below) by a thread whose wait before passed early: that wait let it
+  // arrive for a phase it should have waited for.
+  const Clock& xc = issue ? issue->xc : f->xc;
+  if (f && (b.pending == 0 || xc.at(b.slot) < b.phase))
+    if (const WaitMemo* e = early_wait(f))
+      fail_early(f, *e,
+                 "its " + std::string(what) + " at " + where(f->loc) + " on " + arrival_detail(c, off, b) +
+                     " came before that barrier's phase " + std::to_string(b.pending == 0 ? b.phase : b.phase - 1) +
+                     " was done with: one arrival more than the phase's count of " + std::to_string(b.count));
   if (b.pending == 0)
     fail_loc(issue ? issue->contrib.loc : f->loc, issue ? issue->who : f, "more arrivals than the init count",
              std::string(what) + " on " + arrival_detail(c, off, b) + " whose " + std::to_string(b.count) +
@@ -162,7 +172,6 @@ void mbarrier_arrive_on(Cta& c, uint32_t off, const char* what, const Issue* iss
   // An arrival belongs to the phase it is ordered after the completion of: one that comes after a
   // phase completed, but is not ordered after that completion, was meant for the completed phase,
   // which then got more arrivals than its count.
-  const Clock& xc = issue ? issue->xc : f->xc;
   if (!issue && f->cta != &c) b.remote_arrivals = true;
   if (xc.at(b.slot) < b.phase)
     fail_loc(issue ? issue->contrib.loc : f->loc, issue ? issue->who : f, "more arrivals than the init count",
@@ -273,6 +282,7 @@ namespace {
 
 // A thread's own arrival (arrive, arrive.expect_tx: .release; a remote arrive: .relaxed).
 void thread_arrive(Fiber* f, Cta& target, uint32_t off, const char* what, bool relaxed = false) {
+  note_fed(f, target, off);
   track_writes(f);  // its stores so far are ordered before the arrival
   tick(f);
   mbarrier_arrive_on(target, off, what, nullptr, relaxed);
@@ -320,44 +330,74 @@ namespace {
 
 bool parity_done(const MBarrier& b, uint32_t parity) { return (b.phase & 1) != (parity & 1); }
 
-// Notes a wait out of step for the deadlock report (threads with the same note are counted).
-void note_skip(const Fiber* f, const std::string& what) {
+// Notes a wait out of step for the deadlock report (threads with the same note are counted):
+// `what` follows "waited at <its location>", `primary` the location.
+void note_skip(const Fiber* f, const std::string& what, const std::string& primary, bool repeat) {
   auto& skips = emu().skips;
-  auto s =
-      std::find_if(skips.begin(), skips.end(), [&](const auto& x) { return x.first.find(what) != std::string::npos; });
-  if (s != skips.end()) ++s->second;
-  else if (skips.size() < 4) skips.push_back({thread_name(f) + " " + what, 1});
+  auto s = std::find_if(skips.begin(), skips.end(), [&](const Emu::Skip& x) { return x.what == what; });
+  if (s != skips.end()) ++s->threads;
+  else if (skips.size() < 4 || (repeat && skips.size() < 8))
+    skips.push_back(
+        {thread_name(f), "waited at " + where(f->loc) + " " + what, "waited " + primary, 1, f->loc, repeat});
 }
 
-// The barriers waited on under one WaitTag form a ring of stages: a thread that walks the ring waits
-// for position phase * stages + stage, one after another. A wait for another position than the
-// next one is noted for the deadlock report (out of step with the barriers: a pipeline state).
-void note_ring_position(Fiber* f, Cta& c, uint32_t off, uint64_t target, WaitTag tag) {
-  if (!tag.barrier) return;
+// The ring of the barriers waited on under one WaitTag: its stage count and the stage of `off`
+// (from the lowest offset seen under the tag, in steps of the smallest distance between them).
+bool ring_of(Cta& c, uint32_t off, WaitTag tag, uint64_t* stages, uint64_t* stage) {
+  if (!tag.barrier) return false;
   const std::set<uint32_t>& offs = c.tag_offsets[tag.barrier];
-  if (offs.size() < 2) return;
+  if (offs.empty()) return false;
   uint32_t stride = 0;
   for (auto it = offs.begin(); std::next(it) != offs.end(); ++it) {
     const uint32_t d = *std::next(it) - *it;
     stride = stride ? std::min(stride, d) : d;
   }
-  const uint64_t stages = (*offs.rbegin() - *offs.begin()) / stride + 1;
-  const uint64_t stage = (off - *offs.begin()) / stride;
-  const int64_t pos = static_cast<int64_t>(target * stages + stage);
+  if (stride == 0) stride = 8;
+  *stages = (*offs.rbegin() - *offs.begin()) / stride + 1;
+  *stage = (off - *offs.begin()) / stride;
+  return true;
+}
+
+// The barriers waited on under one WaitTag form a ring of stages: a thread that walks the ring waits
+// for position phase * stages + stage, one after another. A wait for another position than the
+// next one is noted for the deadlock report (out of step with the barriers: a pipeline state).
+void note_ring_position(Fiber* f, Cta& c, uint32_t off, int64_t target, WaitTag tag, bool noted) {
+  uint64_t stages = 0, stage = 0;
+  if (!ring_of(c, off, tag, &stages, &stage) || stages < 2 || !f->ring_walk[tag.barrier].moved) return;
+  const int64_t pos = target * static_cast<int64_t>(stages) + static_cast<int64_t>(stage);
   auto it = f->ring_pos.find(tag.barrier);
-  if (it != f->ring_pos.end() && pos != it->second + 1) {
+  // (Not where the wait itself was noted already: the same parity twice, which skips positions too.)
+  if (it != f->ring_pos.end() && pos != it->second + 1 && !noted) {
     const int64_t prev = it->second;
-    const std::string what = "waited at " + where(f->loc) + " on the '" + tag.barrier + "' ring for stage " +
-                             std::to_string(stage) + " phase " + std::to_string(target) + " (position " +
-                             std::to_string(pos) + " of the ring of " + std::to_string(stages) +
+    const int64_t n = static_cast<int64_t>(stages);
+    const std::string what = "on the '" + std::string(tag.barrier) + "' ring for stage " + std::to_string(stage) +
+                             " phase " + std::to_string(target) + " (position " + std::to_string(pos) +
+                             " of the ring of " + std::to_string(stages) +
                              " stages), while its previous wait on that ring was for stage " +
-                             std::to_string(prev % static_cast<int64_t>(stages)) + " phase " +
-                             std::to_string(prev / static_cast<int64_t>(stages)) +
+                             std::to_string(prev % n) + " phase " + std::to_string(prev / n) +
                              (pos > prev + 1 ? ": it skipped " + std::to_string(pos - prev - 1) + " position(s)"
                                              : std::string(": it went back"));
-    note_skip(f, what);
+    note_skip(f, what, what, false);
   }
   f->ring_pos[tag.barrier] = pos;
+}
+
+// Whether, since its previous wait on this barrier, the thread waited once on each other stage of
+// the barrier's ring, in order (WaitMemo::ring_lap).
+void note_ring_walk(Fiber* f, Cta& c, uint32_t off, size_t slot, WaitTag tag, WaitMemo& m) {
+  uint64_t stages = 0, stage = 0;
+  if (!ring_of(c, off, tag, &stages, &stage)) return;
+  Fiber::RingWalk& r = f->ring_walk[tag.barrier];
+  r.in_order = r.waits > 0 && stage == (r.stage + 1) % stages ? r.in_order + 1 : 1;
+  if (r.waits > 0 && stage != r.stage) r.moved = true;
+  m.one_stage = !r.moved;
+  auto it = f->ring_index.find(slot);
+  m.ring_lap = it != f->ring_index.end() && r.waits - it->second == stages && r.in_order >= stages + 1;
+  m.stages = stages;
+  m.tag = tag.barrier;
+  f->ring_index[slot] = r.waits;
+  r.stage = stage;
+  ++r.waits;
 }
 
 WaitRec* find_rec(std::vector<WaitRec>& v, const Fiber* f) {
@@ -377,31 +417,68 @@ void wait_parity(Fiber* f, Cta& c, uint32_t off, MBarrier& b, uint32_t parity, W
   w.a = parity & 1;
   w.tag = tag;
   // The phase it waits for: the one in progress (parity of the current phase), else the last
-  // completed one (none on a fresh barrier waited on with parity 1: that wait passes at once).
-  WaitRec rec{f, 0, f->loc, parity & 1};
-  std::vector<WaitRec>* list = nullptr;
-  if (!parity_done(b, parity)) list = &b.waited_cur;
-  else if (b.phase >= 1) list = &b.waited_prev;
-  if (list) {
-    // A wait for a phase more than one past this thread's last wait on the barrier skips phases
-    // (legal, but a pipeline out of step with its barriers when the kernel then hangs).
-    const uint64_t target = list == &b.waited_cur ? b.phase : b.phase - 1;
-    auto it = f->wait_target.find(b.slot);
-    note_ring_position(f, c, off, target, tag);
-    if (it != f->wait_target.end() && target != it->second + 1) {
-      const uint64_t prev = it->second;
-      const std::string what = "waited at " + where(f->loc) + " for phase " + std::to_string(target) + " of mbarrier " +
-                               barrier_name(c, off) + " of " + c.name() +
-                               ", while its previous wait on that barrier was for phase " + std::to_string(prev) +
-                               (target > prev + 1 ? ": it skipped phase" + std::string(target > prev + 2 ? "s " : " ") +
-                                                        std::to_string(prev + 1) +
-                                                        (target > prev + 2 ? "-" + std::to_string(target - 1) : "")
-                                : target == prev ? std::string(": it waited for the same phase again")
-                                                 : std::string(": it went back"));
-      note_skip(f, what);
-    }
-    f->wait_target[b.slot] = target;
+  // completed one (-1 on a fresh barrier waited on with parity 1: that wait passes at once).
+  b.waited = true;
+  const bool at_once = parity_done(b, parity);
+  const int64_t target = static_cast<int64_t>(b.phase) - (at_once ? 1 : 0);
+  WaitMemo m;
+  m.cta = &c;
+  m.off = off;
+  m.target = target;
+  m.parity = parity & 1;
+  m.loc = f->loc;
+  m.epoch = emu().epoch;
+  m.at_once = at_once;
+  if (auto it = f->waits.find(b.slot); it != f->waits.end()) {
+    m.has_prev = true;
+    m.prev_target = it->second.target;
+    m.prev_parity = it->second.parity;
+    m.prev_loc = it->second.loc;
   }
+  m.early = at_once && (m.has_prev ? target <= m.prev_target : target < 0);
+  note_ring_walk(f, c, off, b.slot, tag, m);
+  // A wait for a phase other than the one after this thread's last wait on the barrier skips phases
+  // (legal, but a pipeline out of step with its barriers when the kernel then hangs), or names one
+  // it waited for already. The parity of its previous wait again (the parity names phases of one
+  // parity) is noted as such: it passes at once for the same phase, or waits for the phase after
+  // the next one.
+  const bool repeat = m.has_prev && m.parity == m.prev_parity;
+  // (Ring positions from the first phase on: the stages of the ring are still being seen on its
+  // first lap, which a producer's waits for phase -1 walk.)
+  if (target >= 0) note_ring_position(f, c, off, target, tag, repeat);
+  if (repeat) {
+    const int64_t prev = m.prev_target;
+    const std::string barrier = "on mbarrier " + barrier_name(c, off) + " of " + c.name();
+    const std::string what =
+        "for parity " + std::to_string(m.parity) + ", the parity of its previous wait on it (for " + phase_name(prev) +
+        ")" +
+        (m.ring_lap && m.stages >= 2
+             ? ", after one wait on each other stage of the '" + std::string(m.tag) + "' ring of " +
+                   std::to_string(m.stages) +
+                   " stages: its stage index wrapped to 0, where its phase should have flipped, and did not "
+                   "(PipelineState::advance)"
+             : std::string(": a thread that waits for each phase of a barrier in turn alternates the parity")) +
+        "; so it " +
+        (at_once ? "passed at once, for " + phase_name(target) + " again"
+                 : "waits for phase " + std::to_string(target) + ", skipping phase" +
+                       (target > prev + 2 ? "s " + std::to_string(prev + 1) + "-" + std::to_string(target - 1)
+                                          : " " + std::to_string(prev + 1)));
+    note_skip(f, barrier + " " + what, barrier + " " + what, m.ring_lap || m.one_stage);
+  } else if (m.has_prev && target != m.prev_target + 1) {
+    const int64_t prev = m.prev_target;
+    const std::string what =
+        "for " + phase_name(target) + " of mbarrier " + barrier_name(c, off) + " of " + c.name() +
+        ", while its previous wait on that barrier was for " + phase_name(prev) +
+        (target > prev + 1 ? ": it skipped phase" + std::string(target > prev + 2 ? "s " : " ") +
+                                 std::to_string(prev + 1) + (target > prev + 2 ? "-" + std::to_string(target - 1) : "")
+                           : std::string(": it went back"));
+    note_skip(f, what, what, false);
+  }
+  f->waits[b.slot] = m;
+  ++f->waits_done;
+  // The waiters of a phase, for the two-phases-behind rule (none for the phase before the first).
+  WaitRec rec{f, 0, f->loc, parity & 1};
+  std::vector<WaitRec>* list = target < 0 ? nullptr : at_once ? &b.waited_prev : &b.waited_cur;
   if (list) {
     if (WaitRec* r = find_rec(*list, f)) *r = rec;
     else list->push_back(rec);
@@ -411,6 +488,8 @@ void wait_parity(Fiber* f, Cta& c, uint32_t off, MBarrier& b, uint32_t parity, W
     block(w);
   }
   const uint64_t t = tick(f);
+  f->last_passed = m;
+  f->ld_since_wait.clear();
   if (list)
     if (WaitRec* r = find_rec(b.waited_prev, f)) r->pass = t;
   learn(f, b.tc_done);
@@ -451,6 +530,55 @@ void wait_parity(Fiber* f, Cta& c, uint32_t off, MBarrier& b, uint32_t parity, W
 }
 
 }  // namespace
+
+void note_fed(Fiber* f, const Cta& c, uint32_t off) {
+  const std::pair<const Cta*, uint32_t> b{&c, off};
+  if (std::find(f->fed.begin(), f->fed.end(), b) == f->fed.end()) f->fed.push_back(b);
+}
+
+std::string phase_name(int64_t phase) {
+  return phase < 0 ? std::string("phase -1 (before the first)") : "phase " + std::to_string(phase);
+}
+
+const WaitMemo* early_wait_on(const Fiber* f, size_t slot) {
+  auto it = f->waits.find(slot);
+  return it != f->waits.end() && it->second.early ? &it->second : nullptr;
+}
+
+const WaitMemo* early_wait(const Fiber* f) { return f->last_passed.early ? &f->last_passed : nullptr; }
+
+void fail_early(const Fiber* waiter, const WaitMemo& m, const std::string& then) {
+  Cta& c = *m.cta;
+  const std::string p = std::to_string(m.parity), q = std::to_string(m.parity ^ 1u);
+  // It passed at once: the barrier had completed the phase it named, so target + 1 phases.
+  const int64_t phases = m.target + 1;
+  std::string d = thread_name(waiter) + " waited on mbarrier " + barrier_name(c, m.off) +
+                  (&c != waiter->cta ? " of " + c.name() : "") + " for parity " + p + " and passed at once: ";
+  if (!m.has_prev) {
+    d += "the barrier had completed no phase yet, and parity 1 names the phase before its first, which never runs, "
+         "so the wait ordered nothing";
+  } else if (m.target == m.prev_target) {
+    d += "its previous wait on that barrier (at " + where(m.prev_loc) + ") was for " + phase_name(m.prev_target) +
+         " too, and this one named that phase again, while the phase after it, " + phase_name(phases) + " (parity " +
+         q + "), was still in progress: the parity is a phase off";
+    if (m.ring_lap && m.stages >= 2)
+      d += ". Between the two waits the thread waited once on each other stage of the '" + std::string(m.tag) +
+           "' ring of " + std::to_string(m.stages) +
+           " stages: its stage index wrapped to 0, where its phase should have flipped, and did not "
+           "(PipelineState::advance)";
+    else d += " (a thread that waits for each phase of a barrier in turn alternates the parity)";
+  } else {
+    d += "its previous wait on that barrier (at " + where(m.prev_loc) + ") was for " + phase_name(m.prev_target) +
+         ", and this one named " + phase_name(m.target) +
+         ", an earlier phase, which had completed: the position it waits for went back (is a PipelineState "
+         "re-initialised, or advanced a different number of times by the two sides?)";
+  }
+  d += "; then " + then;
+  if (!m.has_prev)
+    d += ". On a barrier's first phase a wait for its completion is for parity 0 (parity 1 passes at once on a "
+         "fresh barrier, which only a first wait for a free slot, as a producer's, wants): a wrong initial phase?";
+  fail_loc(m.loc, waiter, "mbarrier wait passed early", d);
+}
 
 bool mbarrier_try_wait_parity(uint64_t* bar, uint32_t parity, SourceLoc loc) {
   Fiber* f = enter(loc, "mbarrier.try_wait.parity");

@@ -327,10 +327,22 @@ void check_overwrite(Cta& c, uint32_t w, const Clock& vc, const Fiber* writer, c
       state = seen ? "warp " + std::to_string(r.warp) + " passed the wgmma.wait_group covering it at " +
                          where(r.seen_loc) + ", but nothing orders that wait before this write"
                    : "warp " + std::to_string(r.warp) + " has not passed a wgmma.wait_group covering it";
+    // The reading warp's arrival before its wait: the one on the barrier whose phase let the
+    // writer through, if it made one there, else its first.
+    std::string early = r.early.empty() ? std::string() : r.early.front().second;
+    if (writer && writer->last_wait_cta == &c)
+      for (const auto& [off, text] : r.early)
+        if (off == writer->last_wait_off) early = text;
+    if (writer)
+      if (const WaitMemo* e = early_wait(writer))
+        fail_early(writer, *e,
+                   "its " + std::string(op) + " at " + where(writer->loc) + " wrote shared memory at " +
+                       hex(c.addr_of(4 * w)) + " (" + c.name() + ") while " + reader_name(r) +
+                       (r.done ? " had read it" : " still read it") + ": " + state);
     fail_at(writer, "shared memory overwritten while an asynchronous operation reads it",
             "shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() + ") is written by " + op + ", while " +
                 reader_name(r) + (r.done ? " read it" : " still reads it") + "; " + state +
-                (r.early.empty() ? "" : " (" + r.early + ")") +
+                (early.empty() ? "" : " (" + early + ")") +
                 ": a buffer an asynchronous operation reads may be written again only after a wait for that "
                 "operation's completion which the writer is ordered after (for wgmma: the warp's own "
                 "wgmma.wait_group, then its release of the stage)");
@@ -785,12 +797,20 @@ void track_writes(Fiber* f) {
       std::memcpy(c.shadow.data() + 4 * w, c.smem + 4 * w, 4);
       if (c.unfenced[w] != f->tid) f->unfenced.push_back(static_cast<uint32_t>(w));
       c.unfenced[w] = f->tid;
+      c.writer_prev[w] = c.writer[w];
+      c.wepoch_prev[w] = c.wepoch[w];
+      c.prev_unread[w] = !c.read_since[w];
+      c.read_since[w] = 0;
       c.writer[w] = f->tid;
       c.wepoch[w] = ep;
       c.swizzle[w] = 0;
     }
   }
   f->tc_pub.s = ep;
+  if (f->last_passed.early) {
+    f->early_stores = f->last_passed;
+    f->early_stores_epoch = ep;
+  }
 }
 
 void async_write(Cta& c, uint32_t off, const void* src, size_t bytes, uint8_t swizzle) {
@@ -799,6 +819,10 @@ void async_write(Cta& c, uint32_t off, const void* src, size_t bytes, uint8_t sw
   const uint64_t ep = g_emu->next_epoch();
   for (size_t w = off / 4; w < (off + bytes + 3) / 4; ++w) {
     c.unfenced[w] = -1;
+    c.writer_prev[w] = c.writer[w];
+    c.wepoch_prev[w] = c.wepoch[w];
+    c.prev_unread[w] = !c.read_since[w];
+    c.read_since[w] = 0;
     c.writer[w] = -1;
     c.wepoch[w] = ep;
     c.swizzle[w] = swizzle;
@@ -809,13 +833,35 @@ void check_async_read(Cta& c, const std::vector<uint32_t>& words, const char* op
                       const model::Layout* layout) {
   for (uint32_t w : words) {
     if (reader && c.writer[w] >= 0 && !(reader->cta == &c && c.writer[w] == reader->tid) &&
-        !knows_write(reader->vc, c, w))
+        !knows_write(reader->vc, c, w)) {
+      // The word's previous contents, stored by a thread, were ordered before this operation and read
+      // by no MMA or TMA store yet: the new stores refilled the buffer for its next use before this
+      // operation read them. (Contents that some operation has read were done with: new stores not
+      // ordered before this one are stores meant for it, and a barrier is missing.)
+      const int32_t prev = c.writer_prev[w];
+      if (prev >= 0 && c.wepoch_prev[w] != 0 && c.prev_unread[w] &&
+          reader->vc.at(cluster_slot(c, prev)) >= c.wepoch_prev[w]) {
+        const Fiber* t = c.threads[static_cast<size_t>(c.writer[w])];
+        const std::string then = "stores to shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
+                                 ") refilled it before the " + op + " at " + where(reader->loc) +
+                                 ", which reads its previous contents, was issued (nothing orders them after it)";
+        if (t->early_stores.early && t->early_stores_epoch == c.wepoch[w])
+          fail_early(t, t->early_stores, "its " + then);
+        fail_at(reader, "shared memory overwritten while an asynchronous operation reads it",
+                std::string(op) + " (async proxy) reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
+                    ") whose previous contents (stored by thread " + std::to_string(prev) +
+                    ") a synchronisation ordered before this operation, but which " + thread_name(t) +
+                    " has stored to again since, ordered neither before nor after it: the buffer was refilled for "
+                    "its next use before this operation read it (that thread's wait for the operation's completion, "
+                    "before it reuses the buffer, is missing)");
+      }
       fail_at(reader, "asynchronous read not ordered after the stores",
               std::string(op) + " (async proxy) reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
                   ") that thread " + std::to_string(c.writer[w]) +
                   " wrote with ordinary stores, and no synchronisation orders those stores before this operation: "
                   "a barrier (__syncthreads, or an mbarrier arrive and wait) between the stores and the operation "
                   "is missing");
+    }
     if (layout && c.swizzle[w] != 0 && c.swizzle[w] != 1 + static_cast<int>(*layout))
       fail_at(reader, "MMA descriptor swizzle differs from the TMA load's",
               std::string(op) + " reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() + ") as " +
@@ -824,13 +870,44 @@ void check_async_read(Cta& c, const std::vector<uint32_t>& words, const char* op
                   "used " +
                   model::layout_name(static_cast<model::Layout>(c.swizzle[w] - 1)) +
                   " (its tensor map's swizzle): the tensor map and the descriptor must describe the same layout");
-    if (c.inflight[w])
+    if (c.inflight[w]) {
+      const Cta::TmaLoadSite& site = c.tma_load_site[c.inflight_box[w]];
+      Cta& bc = site.bar_cta ? *site.bar_cta : c;
+      const std::string load = "the load at " + where(site.loc) + ", completing on mbarrier " +
+                               barrier_name(bc, site.bar) + (&bc != &c ? " of " + bc.name() : "") + ", its " +
+                               phase_name(static_cast<int64_t>(site.phase));
+      // The reader's wait on that barrier (for a wgmma, any thread of the warpgroup's): one that passed
+      // early is the cause; else which wait the reader made tells a missing wait from a wrong one.
+      const WaitMemo* last = nullptr;
+      const Fiber* waiter = reader;
+      if (reader && bc.mbar.count(site.bar)) {
+        const size_t slot = bc.mbar.at(site.bar).slot;
+        std::vector<const Fiber*> mates{reader};
+        if (std::strncmp(op, "wgmma", 5) == 0)
+          for (int t = reader->tid / 128 * 128; t < std::min(c.nthreads, reader->tid / 128 * 128 + 128); ++t)
+            mates.push_back(c.threads[t]);
+        for (const Fiber* m : mates) {
+          if (const WaitMemo* e = early_wait_on(m, slot))
+            fail_early(m, *e,
+                       "its " + std::string(op) + " at " + where(reader->loc) + " read shared memory at " +
+                           hex(c.addr_of(4 * w)) + " (" + c.name() + ") that a TMA load still in flight was writing (" +
+                           load + ")");
+          if (auto it = m->waits.find(slot); it != m->waits.end() && (!last || it->second.epoch > last->epoch)) {
+            last = &it->second;
+            waiter = m;
+          }
+        }
+      }
       fail("shared memory read while a TMA load writes it",
            std::string(op) + " reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
-               ") that a TMA load still in flight is writing (the load at " +
-               where(c.tma_load_site[c.inflight_box[w]].loc) + ", completing on mbarrier " +
-               barrier_name(c, c.tma_load_site[c.inflight_box[w]].bar) +
-               "): the wait on that mbarrier is missing, or waits for the wrong phase parity");
+               ") that a TMA load still in flight is writing (" + load + "): " +
+               (!reader ? std::string("the wait on that mbarrier is missing, or waits for the wrong phase parity")
+                : !last ? "the wait on that mbarrier is missing: " + thread_name(reader) + " never waited on it"
+                        : "the wait on that mbarrier is missing, or waits for the wrong phase parity: the last wait on "
+                          "it by " +
+                              thread_name(waiter) + ", at " + where(last->loc) + ", was for " +
+                              phase_name(last->target) + " (parity " + std::to_string(last->parity) + ")"));
+    }
     if (c.unfenced[w] >= 0)
       fail("missing fence.proxy.async",
            std::string(op) + " (async proxy) reads shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
@@ -838,18 +915,37 @@ void check_async_read(Cta& c, const std::vector<uint32_t>& words, const char* op
                " wrote with ordinary stores and has not fenced: the writer must run fence.proxy.async.shared::cta "
                "(fence_proxy_async_shared) before the barrier that orders its stores before this operation");
   }
+  for (uint32_t w : words) c.read_since[w] = 1;
 }
 
 void check_unchanged(Cta& c, const std::vector<uint32_t>& words, uint64_t since, const char* op,
                      const std::string& issuer) {
   for (uint32_t w : words)
-    if (c.wepoch[w] > since)
+    if (c.wepoch[w] > since) {
+      // A TMA load, or ordinary stores, whose thread's wait before passed early (WaitMemo): that
+      // wait is the cause.
+      if (c.writer[w] >= 0) {
+        const Fiber* t = c.threads[static_cast<size_t>(c.writer[w])];
+        if (t->early_stores.early && t->early_stores_epoch == c.wepoch[w])
+          fail_early(t, t->early_stores,
+                     "its stores overwrote shared memory at " + hex(c.addr_of(4 * w)) + " (" + c.name() +
+                         ") that the " + op + " issued by " + issuer +
+                         " still read (issued before the stores, completed after them)");
+      } else {
+        const auto it = c.tma_load_site.find(c.inflight_box[w]);
+        if (it != c.tma_load_site.end() && it->second.wait.early && it->second.by)
+          fail_early(it->second.by, it->second.wait,
+                     "its TMA load at " + where(it->second.loc) + " overwrote shared memory at " +
+                         hex(c.addr_of(4 * w)) + " (" + c.name() + ") that the " + op + " issued by " + issuer +
+                         " still read (issued before the load, completed after it)");
+      }
       fail("shared memory overwritten while an asynchronous operation reads it",
            std::string(op) + " issued by " + issuer + " reads shared memory at " + hex(c.addr_of(4 * w)) + " (" +
                c.name() + "), which was written after the operation was issued and before it completed" +
                (c.unfenced[w] >= 0 ? " (by thread " + std::to_string(c.unfenced[w]) + ")" : " (by a TMA load)") +
                ": a wait for its completion (wait_group, or the mbarrier its commit arrives on) is missing before "
                "the buffer is reused");
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1120,6 +1216,18 @@ void check_cta_exit(Cta& c) {
 // ---------------------------------------------------------------------------------------------
 namespace {
 
+// "1 of 4 arrivals came", and the tx bytes of the phase when it has any.
+std::string arrivals_state(const MBarrier& b) {
+  std::string s =
+      std::to_string(static_cast<int64_t>(b.count) - b.pending) + " of " + std::to_string(b.count) + " arrivals came";
+  if (b.expected || b.delivered || b.tx)
+    s += ", " + std::to_string(b.delivered) + " of the " + std::to_string(b.expected) + " tx bytes announced arrived";
+  int inflight = 0;
+  for (const auto& [ph, n] : b.inflight) inflight += n;
+  if (inflight) s += ", " + std::to_string(inflight) + " TMA load(s) crediting it in flight";
+  return s;
+}
+
 std::string describe_wait(const Fiber* f) {
   const Wait& w = f->wait;
   Cta* c = w.cta ? w.cta : f->cta;
@@ -1134,17 +1242,10 @@ std::string describe_wait(const Fiber* f) {
     }
     case WaitKind::mbarrier: {
       const auto* b = static_cast<const MBarrier*>(w.obj);
-      std::string s = std::string(w.what) + " on mbarrier " + barrier_name(*c, w.id) +
-                      (c != f->cta ? " of " + c->name() : "") + ": waits for the phase of parity " +
-                      std::to_string(w.a) + "; the barrier has completed " + std::to_string(b->phase) +
-                      " phase(s) (current phase parity " + std::to_string(b->phase & 1) + "), " +
-                      std::to_string(b->pending) + " of " + std::to_string(b->count) + " arrivals and " +
-                      std::to_string(b->tx) + " tx bytes pending";
-
-      int inflight = 0;
-      for (const auto& [ph, n] : b->inflight) inflight += n;
-      if (inflight) s += ", " + std::to_string(inflight) + " TMA load(s) crediting it in flight";
-      return s;
+      return std::string(w.what) + " on mbarrier " + barrier_name(*c, w.id) + (c != f->cta ? " of " + c->name() : "") +
+             ": waits for the phase of parity " + std::to_string(w.a) + "; the barrier has completed " +
+             std::to_string(b->phase) + " phase(s) (current phase parity " + std::to_string(b->phase & 1) + "), " +
+             arrivals_state(*b);
     }
     case WaitKind::cluster: {
       const auto* cl = static_cast<const Cluster*>(w.obj);
@@ -1186,13 +1287,134 @@ std::string describe_wait(const Fiber* f) {
   return "running";
 }
 
+// A diagnosis of the deadlock report: the pattern recognised, where (a waiting thread's wait), and
+// how specific it is (the report's first line is the most specific one).
+struct Diagnosis {
+  Diagnosis(int r, const SourceLoc& l, std::string t, std::string f = {})
+      : rank(r), loc(l), text(std::move(t)), first(std::move(f)) {}
+  int rank = 0;  // lower: more specific
+  SourceLoc loc{};
+  std::string text;
+  std::string first;  // as the first line says it, after the location (empty: text)
+};
+
+// Whether every thread of `threads` that is not done is blocked on an mbarrier it has waited on
+// before: it walks the barrier's phases and is behind, so a collective it has not reached waits for
+// it, and that wait is the cause, not convergence. (A thread whose first wait on a barrier blocks
+// may as well have skipped the collective and gone on.)
+bool behind_on_mbarriers(const std::vector<const Fiber*>& threads) {
+  bool any = false;
+  for (const Fiber* f : threads) {
+    if (f->state == Fiber::State::done) continue;
+    if (f->wait.kind != WaitKind::mbarrier) return false;
+    const auto* b = static_cast<const MBarrier*>(f->wait.obj);
+    const auto it = f->waits.find(b->slot);
+    if (it == f->waits.end() || !it->second.has_prev) return false;
+    any = true;
+  }
+  return any;
+}
+
+// Whether a waiter on `tag`, in `role`, waits for a free slot (a producer's wait: parity 1 first).
+bool waits_for_free_slot(const Fiber* f) {
+  const char* role = f->wait.tag.role ? f->wait.tag.role : "";
+  const char* tag = f->wait.tag.barrier ? f->wait.tag.barrier : "";
+  return std::strstr(role, "producer") || std::strstr(tag, "empty");
+}
+
+// The blocked mbarrier waits that no arrival can complete, for a deadlock no other pattern explains.
+// Two kinds: a wait in step with the thread's previous wait on the barrier (the phase after it)
+// whose arrival never comes, and a thread's first wait on a fresh barrier, for parity 0 (the
+// barrier's first phase, which may be the wrong one to wait for). Of the first kind, a thread
+// whose own output (the barriers it fed) nobody consumed is left out: the threads that should
+// consume it are stuck elsewhere, and its wait is their consequence. The most advanced such
+// thread (most mbarrier waits behind it) is named; without one, every first wait of the second
+// kind, one per barrier, since which of them is wrong the emulator cannot tell.
+void diagnose_missing_arrival(Emu& e, std::vector<Diagnosis>& out) {
+  const Fiber* in_step = nullptr;
+  std::vector<const Fiber*> first;  // one per barrier
+  for (auto& cp : e.cluster->ctas)
+    for (const Fiber* f : cp->threads) {
+      if (f->state == Fiber::State::done || f->wait.kind != WaitKind::mbarrier) continue;
+      const auto* b = static_cast<const MBarrier*>(f->wait.obj);
+      if (b->pending != static_cast<int64_t>(b->count) || b->tx != 0) continue;
+      const auto it = f->waits.find(b->slot);
+      if (it == f->waits.end()) continue;
+      const WaitMemo& m = it->second;
+      if (m.has_prev) {
+        if (m.target != m.prev_target + 1) continue;  // out of step: the skips say so
+        bool consumed = f->fed.empty();
+        for (const auto& [c, off] : f->fed) {
+          const auto bi = c->mbar.find(off);
+          if (bi != c->mbar.end() && bi->second.waited) consumed = true;
+        }
+        if (!consumed) continue;
+        if (!in_step || f->waits_done > in_step->waits_done) in_step = f;
+      } else if (b->phase == 0 && f->wait.a == 0) {
+        const bool seen = std::any_of(first.begin(), first.end(), [&](const Fiber* g) { return g->wait.obj == b; });
+        if (!seen) first.push_back(f);
+      }
+    }
+  const auto name = [](const Fiber* f) {
+    Cta& c = *(f->wait.cta ? f->wait.cta : f->cta);
+    return "mbarrier " + barrier_name(c, f->wait.id) + (&c != f->cta ? " of " + c.name() : "");
+  };
+  if (in_step) {
+    const Fiber* f = in_step;
+    const auto* b = static_cast<const MBarrier*>(f->wait.obj);
+    const WaitMemo& m = f->waits.at(b->slot);
+    std::string d = thread_name(f) + " waits on " + name(f) + " for parity " + std::to_string(f->wait.a) + " (" +
+                    phase_name(m.target) + "), in step with its previous wait on it (at " + where(m.prev_loc) +
+                    ", for " + phase_name(m.prev_target) +
+                    (m.prev_target < 0 ? ", which passed at once on the fresh barrier" : "") + "); but 0 of its " +
+                    std::to_string(b->count) + " arrivals for that phase came, and nothing left in flight can arrive: ";
+    if (b->phase > 0) {
+      bool commit = false;
+      for (const Contrib& k : b->contrib_done)
+        if (std::strstr(k.what, "commit")) commit = true;
+      d += "phase " + std::to_string(b->phase - 1) + " was completed by " + b->last_arrival + ", and phase " +
+           std::to_string(b->phase) + " got no arrival: " + (commit ? "the tcgen05.commit" : "the arrival") +
+           " that completes its phases never comes this time";
+    } else {
+      d += "no arrival has ever reached it, and the arrive, tcgen05.commit or arrive.expect_tx that should complete "
+           "its phases never comes (missing, or made on another barrier)";
+    }
+    out.push_back({8, f->wait.loc, d});
+    return;
+  }
+  if (first.empty()) return;
+  // Free-slot waits first: their initial phase is the likelier one to be wrong.
+  std::stable_partition(first.begin(), first.end(), waits_for_free_slot);
+  std::string d;
+  for (size_t i = 0; i < first.size(); ++i) {
+    const Fiber* f = first[i];
+    d += (i == 0                  ? ""
+          : i + 1 == first.size() ? ", and "
+                                  : ", ") +
+         thread_name(f) + " waits on " + name(f) + " for parity 0 (phase 0)" +
+         (i ? " at " + where(f->wait.loc) : std::string());
+  }
+  const auto* b0 = static_cast<const MBarrier*>(first.front()->wait.obj);
+  d += first.size() == 1
+           ? ", its first wait on it: the barrier is fresh (no phase completed, 0 of its " + std::to_string(b0->count) +
+                 " arrivals came, nothing left in flight arrives), and parity 0 waits for its first phase to "
+                 "complete: a wrong initial phase? "
+           : ", each its first wait, on a fresh barrier that no arrival has reached: if each waits for the "
+             "others' work, one of them must wait for parity 1 first, which returns at once on a fresh barrier: a "
+             "wrong initial phase? ";
+  d += waits_for_free_slot(first.front())
+           ? "A producer waiting for a free slot waits for parity phase ^ 1, which returns at once on a fresh barrier "
+             "(PipelineState::empty_parity). "
+           : "A first wait for a resource nothing has used yet (a free slot, a free accumulator) is for parity 1. ";
+  d += "Otherwise the arrive, tcgen05.commit or arrive.expect_tx that completes a first phase never comes";
+  out.push_back({8, first.front()->wait.loc, d});
+}
+
 std::string deadlock_report(Emu& e) {
-  std::string r =
-      "deadlock: every live thread waits and no asynchronous operation is in flight to wake one "
-      "(threads grouped by CTA, warp and what they wait on)";
+  std::string body;
   int lines = 0;
   int omitted = 0;
-  std::vector<std::string> diagnosis;
+  std::vector<Diagnosis> diagnosis;
   for (auto& cp : e.cluster->ctas) {
     Cta& c = *cp;
     for (int warp = 0; warp * 32 < c.nthreads; ++warp) {
@@ -1208,93 +1430,121 @@ std::string deadlock_report(Emu& e) {
         else it->second.push_back(f->lane);
       }
       for (auto& [what, lanes] : groups) {
-        // A .sync.aligned instruction that only part of the warp reached.
+        // A .sync.aligned instruction that only part of the warp reached, unless the other lanes are
+        // behind, on an mbarrier (behind_on_mbarriers).
         const Fiber* f = c.threads[warp * 32 + lanes.front()];
         if (f->wait.kind == WaitKind::collective && groups.size() > 1 &&
-            !static_cast<const Collective*>(f->wait.obj)->executing)
-          diagnosis.push_back(std::string(f->wait.what) + " in " + c.name() + " warp " + std::to_string(warp) +
-                              " was reached by " + lanes_string(lanes) +
-                              " only, while the other lanes wait elsewhere: "
-                              "a .sync.aligned instruction must be executed by every thread of the warp (or "
-                              "warpgroup), convergently");
+            !static_cast<const Collective*>(f->wait.obj)->executing) {
+          std::vector<const Fiber*> others;
+          for (int t = warp * 32; t < std::min(c.nthreads, warp * 32 + 32); ++t)
+            if (std::find(lanes.begin(), lanes.end(), t - warp * 32) == lanes.end()) others.push_back(c.threads[t]);
+          if (!behind_on_mbarriers(others))
+            diagnosis.push_back({7, f->wait.loc,
+                                 std::string(f->wait.what) + " in " + c.name() + " warp " + std::to_string(warp) +
+                                     " was reached by " + lanes_string(lanes) +
+                                     " only, while the other lanes wait elsewhere: "
+                                     "a .sync.aligned instruction must be executed by every thread of the warp (or "
+                                     "warpgroup), convergently"});
+        }
         if (lines >= 48) {
           ++omitted;
           continue;
         }
-        r += "\n  " + c.name() + " warp " + std::to_string(warp) + " " + lanes_string(lanes) + ", " + what;
+        body += "\n  " + c.name() + " warp " + std::to_string(warp) + " " + lanes_string(lanes) + ", " + what;
         ++lines;
       }
     }
     for (auto& [off, b] : c.mbar) {
+      if (!b.init || b.waiters.empty()) continue;
+      const Fiber* waiter = b.waiters.front();
       int inflight = 0;
       for (const auto& [ph, n] : b.inflight) inflight += n;
-      if (b.init && b.tx > 0 && inflight == 0 && !b.waiters.empty())
+      if (b.tx > 0 && inflight == 0)
         diagnosis.push_back(
-            "mbarrier " + barrier_name(c, off) + " of " + c.name() + " still expects " + std::to_string(b.tx) +
-            " tx bytes and no TMA load crediting it is in flight: "
-            "expect_tx announced more bytes (" +
-            std::to_string(b.expected) + ") than the loads deliver (" + std::to_string(b.delivered) + " so far)");
-      // A producer waiting for a free slot on a fresh barrier with the consumer's parity.
-      bool fresh_wait = false;
-      for (const Fiber* f : b.waiters) {
-        const char* role = f->wait.tag.role ? f->wait.tag.role : "";
-        const char* tag = f->wait.tag.barrier ? f->wait.tag.barrier : "";
-        if (f->wait.a == 0 && (std::strstr(role, "producer") || std::strstr(tag, "empty"))) fresh_wait = true;
-      }
-      // (Not when threads wait in setmaxnreg.inc: the roles that would arrive never started.)
-      bool regs_wait = false;
-      for (auto& other : e.cluster->ctas)
-        if (!other->reg_waiters.empty()) regs_wait = true;
-      if (b.init && b.phase == 0 && b.pending == static_cast<int64_t>(b.count) && b.tx == 0 && fresh_wait && !regs_wait)
-        diagnosis.push_back("mbarrier " + barrier_name(c, off) + " of " + c.name() +
-                            " is fresh (phase 0, no arrival yet) and a producer waits on it for parity 0, i.e. "
-                            "for its first phase to complete: a wrong initial phase? A producer waiting for a "
-                            "free slot waits for parity phase ^ 1, which returns at once on a fresh barrier "
-                            "(PipelineState::empty_parity)");
-      if (b.init && b.pending > 0 && b.pending < static_cast<int64_t>(b.count) && !b.waiters.empty())
-        diagnosis.push_back("mbarrier " + barrier_name(c, off) + " of " + c.name() + " got " +
-                            std::to_string(b.count - b.pending) + " of its " + std::to_string(b.count) +
-                            " arrivals this phase: the init count or the arriving threads are wrong");
+            {5, waiter->wait.loc,
+             "mbarrier " + barrier_name(c, off) + " of " + c.name() + " still expects " + std::to_string(b.tx) +
+                 " tx bytes and no TMA load crediting it is in flight: "
+                 "expect_tx announced more bytes (" +
+                 std::to_string(b.expected) + ") than the loads deliver (" + std::to_string(b.delivered) +
+                 " so far), and " + thread_name(waiter) + " waits on it"});
+      if (b.pending > 0 && b.pending < static_cast<int64_t>(b.count))
+        diagnosis.push_back({4, waiter->wait.loc,
+                             "mbarrier " + barrier_name(c, off) + " of " + c.name() + " got " +
+                                 std::to_string(b.count - b.pending) + " of its " + std::to_string(b.count) +
+                                 " arrivals this phase, and " + thread_name(waiter) +
+                                 " waits on it: the init count or the arriving threads are wrong"});
     }
   }
-  if (omitted) r += "\n  ... and " + std::to_string(omitted) + " more group(s)";
+  if (omitted) body += "\n  ... and " + std::to_string(omitted) + " more group(s)";
   // setmaxnreg.inc waiting for registers that no warpgroup will return.
   for (auto& cp : e.cluster->ctas)
     for (const Fiber* f : cp->reg_waiters) {
       const int64_t total = int64_t{cp->nthreads} * e.regs_per_thread;
-      diagnosis.push_back("setmaxnreg.inc " + std::to_string(f->wait.a) + " in " + cp->name() + " warpgroup " +
-                          std::to_string(f->wait.id) + " waits for " + std::to_string(f->wait.b) +
-                          " registers of the CTA's pool, which has " + std::to_string(cp->regs_free) +
-                          ", and no warpgroup will return any: a warpgroup that should lower its count has not run "
-                          "setmaxnreg.dec, or the counts the warpgroups ask for add up to more than the " +
-                          std::to_string(total) + " registers the launch gave the CTA (" +
-                          std::to_string(cp->nthreads) + " threads x " + std::to_string(e.regs_per_thread) + ")");
+      diagnosis.push_back({1, f->wait.loc,
+                           "setmaxnreg.inc " + std::to_string(f->wait.a) + " in " + cp->name() + " warpgroup " +
+                               std::to_string(f->wait.id) + " waits for " + std::to_string(f->wait.b) +
+                               " registers of the CTA's pool, which has " + std::to_string(cp->regs_free) +
+                               ", and no warpgroup will return any: a warpgroup that should lower its count has not "
+                               "run setmaxnreg.dec, or the counts the warpgroups ask for add up to more than the " +
+                               std::to_string(total) + " registers the launch gave the CTA (" +
+                               std::to_string(cp->nthreads) + " threads x " + std::to_string(e.regs_per_thread) + ")"});
     }
-  // A warpgroup instruction (wgmma, setmaxnreg) that only some of the warpgroup's warps reached.
+  // A warpgroup instruction (wgmma, setmaxnreg) that only some of the warpgroup's threads reached,
+  // unless the others are behind, on an mbarrier.
   for (auto& cp : e.cluster->ctas)
     for (size_t g = 0; g < cp->wg.size(); ++g) {
       const Collective& co = cp->wg[g].coll;
       if (co.arrived.empty() || static_cast<int>(co.arrived.size()) >= co.members) continue;
+      std::vector<const Fiber*> others;
+      for (int t = static_cast<int>(g) * 128; t < std::min(cp->nthreads, static_cast<int>(g) * 128 + 128); ++t)
+        if (std::find(co.arrived.begin(), co.arrived.end(), cp->threads[t]) == co.arrived.end())
+          others.push_back(cp->threads[t]);
+      if (behind_on_mbarriers(others)) continue;
       std::set<int> warps;
       for (const Fiber* m : co.arrived) warps.insert(m->warp);
       std::vector<int> ws(warps.begin(), warps.end());
       std::string l = lanes_string(ws);  // "lanes 0-2"
       l = "warp" + l.substr(4);
-      diagnosis.push_back(std::string(co.name) + " in " + cp->name() + " warpgroup " + std::to_string(g) +
-                          " was reached by " + l + " only (first at " + where(co.loc) +
-                          "): a warpgroup's .sync.aligned instruction must be executed by all four of its warps");
+      diagnosis.push_back({7, co.loc,
+                           std::string(co.name) + " in " + cp->name() + " warpgroup " + std::to_string(g) +
+                               " was reached by " + l + " only (" + std::to_string(co.arrived.size()) + " of its " +
+                               std::to_string(co.members) + " threads, first at " + where(co.loc) +
+                               "): a warpgroup's .sync.aligned instruction must be executed by all four of its "
+                               "warps"});
     }
-  if (!e.skips.empty()) {
-    std::string s = "threads waited for mbarrier phases out of step with their own earlier waits: ";
-    for (size_t i = 0; i < e.skips.size(); ++i)
-      s += (i ? "; " : "") + e.skips[i].first +
-           (e.skips[i].second > 1 ? " (and " + std::to_string(e.skips[i].second - 1) + " more threads alike)" : "");
-    diagnosis.push_back(s +
-                        ". A pipeline position (stage, phase) that no longer follows the barriers' phases: is "
-                        "a PipelineState re-initialised (for each tile?), or advanced a different number of times "
-                        "by the two sides?");
+  // Waits out of step with the thread's own earlier waits: the parity of the previous wait again
+  // (a ring whose phase does not flip) first, then phases or ring positions skipped.
+  std::string skipped;
+  const Emu::Skip* first_skip = nullptr;
+  for (const Emu::Skip& k : e.skips) {
+    const std::string more = k.threads > 1 ? " (and " + std::to_string(k.threads - 1) + " more threads alike)" : "";
+    if (k.repeat) {
+      diagnosis.push_back({2, k.loc, k.who + " " + k.what + more, k.who + " " + k.primary + more});
+      continue;
+    }
+    skipped += (skipped.empty() ? "" : "; ") + k.who + " " + k.what + more;
+    if (!first_skip) first_skip = &k;
   }
-  for (const std::string& d : diagnosis) r += "\n  diagnosis: " + d;
+  if (first_skip)
+    diagnosis.push_back({3, first_skip->loc,
+                         "threads waited for mbarrier phases out of step with their own earlier waits: " + skipped +
+                             ". A pipeline position (stage, phase) that no longer follows the barriers' phases: is "
+                             "a PipelineState re-initialised (for each tile?), or advanced a different number of "
+                             "times by the two sides?"});
+  if (std::none_of(diagnosis.begin(), diagnosis.end(), [](const Diagnosis& d) { return d.rank <= 5; }))
+    diagnose_missing_arrival(e, diagnosis);
+  std::stable_sort(diagnosis.begin(), diagnosis.end(),
+                   [](const Diagnosis& a, const Diagnosis& b) { return a.rank < b.rank; });
+  // The first line: the most specific diagnosis, at its thread's wait.
+  std::string r = "deadlock: ";
+  if (!diagnosis.empty())
+    r += (known(diagnosis.front().loc) ? where(diagnosis.front().loc) + ": " : std::string()) +
+         (diagnosis.front().first.empty() ? diagnosis.front().text : diagnosis.front().first);
+  else r += "every live thread waits and no asynchronous operation is in flight to wake one";
+  r += "\n  every live thread waits and no asynchronous operation is in flight to wake one; the threads, grouped by "
+       "CTA, warp and what they wait on:" +
+       body;
+  for (size_t i = 1; i < diagnosis.size(); ++i) r += "\n  diagnosis: " + diagnosis[i].text;
   return r;
 }
 
@@ -1413,14 +1663,19 @@ void watch_cluster(int64_t cluster_index, const std::string& cluster_name) {
         const int64_t elems = (static_cast<int64_t>(i) - static_cast<int64_t>(d_begin)) / static_cast<int64_t>(w.elem);
         throw Failure{"write outside D: " + cluster_name + " wrote " +
                       (i < d_begin ? std::to_string(-elems) + " element(s) before D's start"
-                                   : std::to_string(elems - w.rows * w.cols) + " element(s) past D's end") +
-                      " (D is " + std::to_string(w.rows) + " x " + std::to_string(w.cols) + ")"};
+                                   : "past D's end, at element " + std::to_string(elems) + " of a D of " +
+                                         std::to_string(w.rows * w.cols) + " elements") +
+                      " (D is " + std::to_string(w.rows) + " x " + std::to_string(w.cols) +
+                      "): a store not bounded by M and N (a ragged shape's last tiles: rows past M, or columns past "
+                      "N, which run on into the next rows)"};
       }
       const size_t e = (i - d_begin) / w.elem;
       if (w.writer[e] >= 0 && w.writer[e] != cluster_index)
         throw Failure{"element of D written twice: element (" + std::to_string(e / w.cols) + ", " +
                       std::to_string(e % w.cols) + ") was written by cluster " + std::to_string(w.writer[e]) +
-                      " and again by " + cluster_name};
+                      " and again by " + cluster_name +
+                      ": two tiles overlap (a tile origin not scaled by the tile size, or taken from the wrong "
+                      "index), or a store's columns past N ran on into the next row (a store not bounded by N)"};
       w.writer[e] = cluster_index;
       w.result[i] = w.alloc[i];
       w.alloc[i] = w.snapshot[i];
@@ -1530,6 +1785,10 @@ Status launch_grid(const LaunchConfig& cfg, void (*body)(void*), void* ctx) {
                 c->unfenced.assign(smem_size / 4, -1);
                 c->writer.assign(smem_size / 4, -1);
                 c->wepoch.assign(smem_size / 4, 0);
+                c->writer_prev.assign(smem_size / 4, -1);
+                c->wepoch_prev.assign(smem_size / 4, 0);
+                c->read_since.assign(smem_size / 4, 0);
+                c->prev_unread.assign(smem_size / 4, 0);
                 c->inflight.assign(smem_size / 4, 0);
                 c->inflight_box.assign(smem_size / 4, 0);
                 c->swizzle.assign(smem_size / 4, 0);

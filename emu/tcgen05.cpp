@@ -495,6 +495,8 @@ void tcgen05_mma_f16_n(int cta_group, uint32_t d_tmem, uint64_t a_desc, uint64_t
     for (uint32_t k = col; k < col + static_cast<uint32_t>(n); ++k) {
       ++t.pending[k];
       t.pending_issuer[k] = thread_name(f) + " at " + where(loc);
+      t.pending_by[k] = f;
+      t.pending_epoch[k] = issue;
     }
     t.last_use_epoch = issue;
   }
@@ -502,7 +504,7 @@ void tcgen05_mma_f16_n(int cta_group, uint32_t d_tmem, uint64_t a_desc, uint64_t
   own_tc(f, 0, issue);
   const model::Idesc idd = id.idesc;
   const std::string issuer = thread_name(f) + " at " + where(loc);
-  enqueue(f->tc_queue, [f, parts, a, b, idd, col, b_rows, enable_input_d, issue, issuer] {
+  enqueue(f->tc_queue, [f, parts, a, b, idd, col, b_rows, enable_input_d, issue, issuer, loc] {
     // B: the rows of the whole N, from the leader then the peer (cta_group::2).
     std::vector<float> bv;
     for (Cta* p : parts) {
@@ -525,11 +527,12 @@ void tcgen05_mma_f16_n(int cta_group, uint32_t d_tmem, uint64_t a_desc, uint64_t
           uint8_t& written = t.written[static_cast<size_t>(i) * Tmem::kCols + col + static_cast<uint32_t>(j)];
           if (enable_input_d) {
             if (!written)
-              fail("MMA accumulates into unwritten TMEM",
-                   "a tcgen05.mma issued by " + issuer + " with enable_input_d = true accumulates into TMEM lane " +
-                       std::to_string(i) + " column " + std::to_string(col + j) + " of " + p->name() +
-                       ", which no MMA has written since tcgen05.alloc (TMEM is not zeroed: the first MMA of a tile "
-                       "must pass enable_input_d = false)");
+              fail_loc(
+                  loc, f, "MMA accumulates into unwritten TMEM",
+                  "a tcgen05.mma issued by " + issuer + " with enable_input_d = true accumulates into TMEM lane " +
+                      std::to_string(i) + " column " + std::to_string(col + j) + " of " + p->name() +
+                      ", which no MMA has written since tcgen05.alloc (TMEM is not zeroed: the first MMA of a tile "
+                      "must pass enable_input_d = false)");
             float old;
             std::memcpy(&old, &cell, 4);
             s = old + s;
@@ -566,9 +569,12 @@ void commit(int cta_group, uint64_t* bar, uint16_t mask, bool multicast, const c
   for (Cta* t : targets) {
     MBarrier& b = mbarrier_at(*t, off, what);
     mbarrier_check_use(*t, off, b, f, t != &c, true, what);
+    note_fed(f, *t, off);
   }
   auto is = std::make_shared<Issue>(issue_of(f, what));
-  enqueue(f->tc_queue, [targets, off, is] {
+  f->commits.push_back({off, is->contrib.epoch, f->loc});
+  enqueue(f->tc_queue, [f, targets, off, is] {
+    f->commits.pop_front();
     for (Cta* t : targets) {
       MBarrier& b = mbarrier_at(*t, off, is->name.c_str());
       mbarrier_check_use(*t, off, b, nullptr, false, true, is->name.c_str());
@@ -593,6 +599,71 @@ void tcgen05_commit_multicast_n(int cta_group, uint64_t* bar, uint16_t cta_mask,
 // Loads.
 // ---------------------------------------------------------------------------------------------
 namespace {
+
+// Why a tcgen05.ld by the warp `readers` meets an MMA in flight (issued by `mma_by` at epoch
+// `mma_epoch`), from the commit that will arrive after that MMA and the readers' waits on its
+// barrier: a column the readers read already since their latest wait (this use's wait missing); their
+// latest wait on the latest phase of a commit's barrier (the accumulator was complete: the MMA came
+// too early); else the commit that covers the MMA: none yet, no wait on its barrier, or one for an
+// older phase.
+std::string ld_during_mma(Cta& c, uint32_t col, const Fiber* mma_by, uint64_t mma_epoch,
+                          const std::vector<Fiber*>& readers) {
+  const std::string too_early =
+      "the MMA was issued too early, before its thread waited for this read to be done (a release barrier such as "
+      "ld2mma, which the readers arrive on after their tcgen05.ld and the MMA's thread waits on before it)";
+  // The readers' latest wait returned on the latest phase of a barrier that tcgen05.commits complete:
+  // the accumulator they read was complete, and this MMA came after.
+  for (const Fiber* m : readers) {
+    const WaitMemo& w = m->last_passed;
+    if (!w.cta || w.early || w.cta != &c) continue;
+    // Columns it read already since that wait: this read is of the accumulator's next use.
+    if (col < m->ld_since_wait.size() && m->ld_since_wait[col])
+      return thread_name(m) + " read TMEM column " + std::to_string(col) + " already after its latest wait (at " +
+             where(w.loc) + ", on mbarrier " + barrier_name(c, w.off) +
+             "): this read is of the accumulator's next use, for which its wait (on the mbarrier that use's "
+             "tcgen05.commit arrives on) is missing";
+    const auto bi = c.mbar.find(w.off);
+    if (bi == c.mbar.end() || w.target + 1 != static_cast<int64_t>(bi->second.phase)) continue;
+    const bool committed = std::any_of(bi->second.contrib_done.begin(), bi->second.contrib_done.end(),
+                                       [](const Contrib& k) { return std::strstr(k.what, "commit") != nullptr; });
+    if (committed)
+      return thread_name(m) + " waited (at " + where(w.loc) + ") for " + phase_name(w.target) + " of mbarrier " +
+             barrier_name(c, w.off) +
+             ", its latest phase, which a tcgen05.commit completed, so the accumulator it "
+             "reads was complete: " +
+             too_early;
+  }
+  const Fiber::PendingCommit* covering = nullptr;
+  if (mma_by)
+    for (const Fiber::PendingCommit& p : mma_by->commits)
+      if (p.epoch > mma_epoch) {
+        covering = &p;
+        break;
+      }
+  if (!covering)
+    return "no tcgen05.commit after that MMA has been issued yet, so no wait could have covered it: a wait on the "
+           "mbarrier of the commit that follows the MMA is missing, or " +
+           too_early;
+  const auto bi = c.mbar.find(covering->off);
+  if (bi == c.mbar.end()) return "its tcgen05.commit (at " + where(covering->loc) + ") has not arrived: " + too_early;
+  const MBarrier& b = bi->second;
+  const Fiber* reader = readers.front();
+  const WaitMemo* last = nullptr;
+  for (const Fiber* m : readers)
+    if (auto it = m->waits.find(b.slot); it != m->waits.end() && (!last || it->second.epoch > last->epoch)) {
+      last = &it->second;
+      reader = m;
+    }
+  const std::string bar = "mbarrier " + barrier_name(c, covering->off) + ", on which the tcgen05.commit at " +
+                          where(covering->loc) + " after that MMA arrives";
+  if (!last) return "the wait on " + bar + ", is missing: " + thread_name(reader) + " never waited on it";
+  if (last->target + 1 < static_cast<int64_t>(b.phase))
+    return "the wait on " + bar + ", is missing (or waits for an old phase): the last wait on it by " +
+           thread_name(reader) + ", at " + where(last->loc) + ", was for " + phase_name(last->target) +
+           ", and the barrier has completed " + std::to_string(b.phase) + " phase(s) since";
+  return thread_name(reader) + " waited (at " + where(last->loc) + ") for " + phase_name(last->target) + " of " + bar +
+         ", its latest completed phase: " + too_early;
+}
 
 void tmem_ld(uint32_t taddr, uint32_t* v, uint32_t ncols, const char* what, SourceLoc loc) {
   Fiber* f = enter(loc, what);
@@ -622,22 +693,33 @@ void tmem_ld(uint32_t taddr, uint32_t* v, uint32_t ncols, const char* what, Sour
                " (warp % 4 = " + std::to_string(warp % 4) + ")");
     check_columns(c, col, ncols, what);
     Tmem& t = *c.tmem;
+    // A lane whose latest wait passed early (WaitMemo) read before the phase it should have waited
+    // for: that wait is the cause of what follows.
+    const auto early_then = [&all, what](const std::string& then) {
+      for (Fiber* m : all)
+        if (const WaitMemo* e = early_wait(m))
+          fail_early(m, *e, std::string("its ") + what + " at " + where(m->loc) + " read " + then);
+    };
     for (uint32_t k = col; k < col + ncols; ++k)
-      if (t.pending[k])
+      if (t.pending[k]) {
+        early_then("TMEM column " + std::to_string(k) + " while a tcgen05.mma writing it was in flight (issued by " +
+                   t.pending_issuer[k] + ")");
         fail("tcgen05.ld of TMEM an MMA is still writing",
              std::string(what) + " reads TMEM column " + std::to_string(k) +
                  " while a tcgen05.mma writing it is in flight (issued by " + t.pending_issuer[k] +
-                 "): either this thread's wait on the mbarrier that MMA's tcgen05.commit arrives on is missing (or "
-                 "waits for the wrong phase), or the MMA was issued too early, before its thread waited for this "
-                 "read to be done (a release barrier such as ld2mma)");
+                 "): " + ld_during_mma(c, k, t.pending_by[k], t.pending_epoch[k], all));
+      }
     for (uint32_t l = lane; l < lane + 32; ++l)
       for (uint32_t k = col; k < col + ncols; ++k)
-        if (!t.written[l * Tmem::kCols + k])
+        if (!t.written[l * Tmem::kCols + k]) {
+          early_then("TMEM lane " + std::to_string(l) + " column " + std::to_string(k) + " of " + c.name() +
+                     ", which no tcgen05.mma had written yet");
           fail("tcgen05.ld of unwritten TMEM",
                std::string(what) + " reads TMEM lane " + std::to_string(l) + " column " + std::to_string(k) + " of " +
                    c.name() +
                    ", which no tcgen05.mma has written since tcgen05.alloc (is N in the instruction "
                    "descriptor, or the column offset, what the epilogue assumes?)");
+        }
     for (Fiber* m : all) check_fenced_after_sync(m, what, false);
     for (Fiber* m : all) {
       PendingLd ld;
@@ -651,7 +733,11 @@ void tmem_ld(uint32_t taddr, uint32_t* v, uint32_t ncols, const char* what, Sour
       m->lds.push_back(std::move(ld));
     }
     t.last_use_epoch = emu().next_epoch();
-    for (Fiber* m : all) own_tc(m, 1, t.last_use_epoch);
+    for (Fiber* m : all) {
+      own_tc(m, 1, t.last_use_epoch);
+      if (m->ld_since_wait.size() < Tmem::kCols) m->ld_since_wait.assign(Tmem::kCols, 0);
+      for (uint32_t k = col; k < col + ncols; ++k) m->ld_since_wait[k] = 1;
+    }
   });
 }
 

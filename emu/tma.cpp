@@ -144,6 +144,7 @@ void tma_load(void* smem_dst, const CUtensorMap* map, uint64_t* bar, uint32_t pa
     if (t->done)
       fail("CTA exiting with peer traffic in flight", std::string(what) + " into " + t->name() + ", which has exited");
     dests.push_back({t, bc, b.phase});
+    note_fed(f, *bc, bar_off);
     ++b.inflight[b.phase];
     // A buffer an asynchronous operation still reads must not be overwritten (AsyncReader).
     for (uint32_t w : box_words(off, m)) check_overwrite(*t, w, f->xc, f, what);
@@ -154,7 +155,9 @@ void tma_load(void* smem_dst, const CUtensorMap* map, uint64_t* bar, uint32_t pa
       ++t->inflight[w];
       t->inflight_box[w] = off;
     }
-    t->tma_load_site[off] = {bar_off, loc};
+    Cta::TmaLoadSite& site = t->tma_load_site[off];
+    site = {bar_off, bc, b.phase, loc, f, WaitMemo{}};
+    if (const WaitMemo* e = early_wait(f)) site.wait = *e;
   }
   auto is = std::make_shared<Issue>(issue_of(f, what));
   for (const LoadDest& d : dests) mbarrier_at(*d.barrier, bar_off, what).inflight_loads[d.phase].push_back(is.get());

@@ -678,7 +678,9 @@ def case_scoring_rules(workdir):
                  "TODO step05", "common/pipeline.cuh:47"),
         "launch": ("error: shared-memory limit: the kernel needs 300000 bytes\n", 1, "rule", "shared-memory limit",
                    None),
-        "deadlock": ("error: emulator: deadlock: every live thread waits and ...\n", 1, "hang", None, None),
+        "deadlock": ("error: emulator: deadlock: steps/05_pipeline/blackwell.cu:106: CTA (5,0,0) thread 0 (warp 0, "
+                     "lane 0, role producer) waits on mbarrier 'mma2tma' stage 0 ...\n  every live thread waits and "
+                     "...\n", 1, "hang", None, None),
         "infra": ("error: emulator: cannot map a fiber stack of 65536 bytes\n", 1, "error", None, None),
         "mismatch": ("verdict:        MISMATCH at (128,0): got 0 want 3 (unwritten)\n"
                      "emulated:       16384 threads in 2 clusters, 9 fiber switches, 3 async operations\n", 1,

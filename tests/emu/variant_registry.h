@@ -18,7 +18,7 @@ struct VariantInfo {
   int64_t m, n, k;              // the shape it runs at
   int sms;                      // emulated SMs
   std::vector<uint64_t> seeds;  // emulator seeds: every run must fail as expected
-  const char* expect;           // a regex the failure message must match (line breaks read as spaces)
+  const char* expect;           // a regex the failure message must match (line breaks read as " | ")
 };
 
 bool register_variant(VariantInfo info);

@@ -54,9 +54,9 @@ TEST_P(Variant, FailsWithItsRule) {
     const CheckOutcome out = run_and_check(*backend, v.run, ops, reference);
     ASSERT_FALSE(out.status.ok()) << "the variant ran without an emulator failure; D "
                                   << (out.result.ok ? "matched" : "differed: " + summary(out.result));
-    std::string flat = out.status.message();
-    for (char& c : flat)
-      if (c == '\n') c = ' ';
+    // One line, each line break read as " | ": an EXPECT's [^|]* stays within a line of the message.
+    std::string flat;
+    for (char c : out.status.message()) flat += c == '\n' ? std::string(" | ") : std::string(1, c);
     if (std::getenv("GEMM_EMU_SHOW"))
       std::printf("--- %s (seed %llu)\n%s\n", v.name, static_cast<unsigned long long>(seed),
                   out.status.message().c_str());

@@ -135,7 +135,7 @@ foreach(track hopper blackwell)
   gemm_add_step_variant(step06_${track}_read_reset_per_tile STEP 06 TRACK ${track}
     REPLACE [=[const Tile tile = sched.tile(cursor.unit, 0);]=]
     WITH [=[const Tile tile = sched.tile(cursor.unit, 0); read = PipelineState<kStages>{};]=]
-    EXPECT "^emulator: deadlock: .* mbarrier '${empty}' stage [01] .*waits for the phase of parity [01]; the barrier has completed [0-9]+ phase\\(s\\) \\(current phase parity [01]\\).* diagnosis: threads waited for mbarrier phases out of step .* waited at @FILE@:[0-9]+ (for phase [0-9]+ of mbarrier '${full}' stage [01] .*: it skipped phase|on the '${full}' ring for stage [01] phase [0-9]+ .*: it skipped [0-9]+ position).* is a PipelineState re-initialised")
+    EXPECT "^emulator: deadlock: @FILE@:[0-9]+: threads waited for mbarrier phases out of step with their own earlier waits: .* waited at @FILE@:[0-9]+ (for phase [0-9]+ of mbarrier '${full}' stage [01] .*: it skipped phase|on the '${full}' ring for stage [01] phase [0-9]+ .*: it skipped [0-9]+ position).* is a PipelineState re-initialised.* mbarrier '${empty}' stage [01] .*waits for the phase of parity [01]; the barrier has completed [0-9]+ phase\\(s\\) \\(current phase parity [01]\\)")
 endforeach()
 
 # --- A hang: the producer waits on `empty` with the consumers' parity ----------------------------
@@ -144,7 +144,7 @@ endforeach()
 gemm_add_step_variant(step05_blackwell_producer_waits_consumer_parity STEP 05 TRACK blackwell
   REPLACE [=[write.empty_parity(), WaitTag{"mma2tma", "producer"}]=]
   WITH [=[write.full_parity(), WaitTag{"mma2tma", "producer"}]=]
-  EXPECT [=[^emulator: deadlock: .* warp 0 lane 0, role producer, at @FILE@:@LINE@: mbarrier\.try_wait\.parity on mbarrier 'mma2tma' stage 0 \(shared 0x[0-9a-f]+\): waits for the phase of parity 0; the barrier has completed 0 phase\(s\) \(current phase parity 0\), 1 of 1 arrivals .* diagnosis: mbarrier 'mma2tma' stage 0 .* is fresh .*PipelineState::empty_parity]=])
+  EXPECT [=[^emulator: deadlock: @FILE@:@LINE@: CTA \([0-9]+,0,0\) thread 0 \(warp 0, lane 0, role producer\) waits on mbarrier 'mma2tma' stage 0 \(shared 0x[0-9a-f]+\) for parity 0 \(phase 0\), and [^|]*role epilogue\) waits on mbarrier 'mma2ld' stage 0 [^|]*each its first wait, on a fresh barrier [^|]*a wrong initial phase\? A producer waiting for a free slot waits for parity phase \^ 1, which returns at once on a fresh barrier \(PipelineState::empty_parity\).* warp 0 lane 0, role producer, at @FILE@:@LINE@: mbarrier\.try_wait\.parity on mbarrier 'mma2tma' stage 0 \(shared 0x[0-9a-f]+\): waits for the phase of parity 0; the barrier has completed 0 phase\(s\) \(current phase parity 0\), 0 of 1 arrivals came]=])
 
 # --- Warp-specialized steps (7 on): a wrong arrival count, a missing wait -------------------------
 # The roles meet only at mbarriers, so each of these bugs is either a hang, reported with the
@@ -153,10 +153,10 @@ gemm_add_step_variant(step05_blackwell_producer_waits_consumer_parity STEP 05 TR
 foreach(step 07 08)
   gemm_add_step_variant(step${step}_blackwell_tma2mma_count_2 STEP ${step} TRACK blackwell
     REPLACE [=[mbarrier_init(&smem.tma2mma[s], 1);]=] WITH [=[mbarrier_init(&smem.tma2mma[s], 2);]=]
-    EXPECT [=[^emulator: deadlock: .*role mma, at @FILE@:[0-9]+: mbarrier\.try_wait\.parity on mbarrier 'tma2mma' stage 0 .*1 of 2 arrivals.* diagnosis: mbarrier 'tma2mma' stage 0 .* got 1 of its 2 arrivals this phase: the init count or the arriving threads are wrong]=])
+    EXPECT [=[^emulator: deadlock: @FILE@:[0-9]+: mbarrier 'tma2mma' stage 0 .* got 1 of its 2 arrivals this phase, and .*role mma\) waits on it: the init count or the arriving threads are wrong.*role mma, at @FILE@:[0-9]+: mbarrier\.try_wait\.parity on mbarrier 'tma2mma' stage 0 .*1 of 2 arrivals came]=])
   gemm_add_step_variant(step${step}_hopper_empty_count_8 STEP ${step} TRACK hopper
     REPLACE [=[mbarrier_init(&smem.empty[s], kReleaseArrivals);]=] WITH [=[mbarrier_init(&smem.empty[s], 2 * kReleaseArrivals);]=]
-    EXPECT [=[^emulator: deadlock: .*role producer, at @FILE@:[0-9]+: mbarrier\.try_wait\.parity on mbarrier 'empty' stage 0 .*4 of 8 arrivals.* diagnosis: mbarrier 'empty' stage 0 .* got 4 of its 8 arrivals this phase: the init count or the arriving threads are wrong]=])
+    EXPECT [=[^emulator: deadlock: @FILE@:[0-9]+: mbarrier 'empty' stage 0 .* got 4 of its 8 arrivals this phase, and .*role producer\) waits on it: the init count or the arriving threads are wrong.*role producer, at @FILE@:[0-9]+: mbarrier\.try_wait\.parity on mbarrier 'empty' stage 0 .*4 of 8 arrivals came]=])
 endforeach()
 # A missing wait: the MMA warp no longer waits for the epilogue to have read the accumulator
 # (blackwell), the consumer no longer waits for its K slice to land (hopper).
@@ -168,7 +168,7 @@ foreach(step 07 08)
   gemm_add_step_variant(step${step}_hopper_no_full_wait STEP ${step} TRACK hopper
     REPLACE [=[mbarrier_wait(&smem.full[read.stage], read.full_parity(), WaitTag{"full", "consumer"});]=]
     WITH "/* variant: no wait on full */"
-    EXPECT [=[^emulator: shared memory read while a TMA load writes it: @FILE@:@LINE_OF:wgmma_f32_f16_ss<kTileN>@: .*the load at @FILE@:@LINE_OF:tma_load_2d(smem.a[s]@, completing on mbarrier .*the wait on that mbarrier is missing]=])
+    EXPECT [=[^emulator: shared memory read while a TMA load writes it: @FILE@:@LINE_OF:wgmma_f32_f16_ss<kTileN>@: .*the load at @FILE@:(@LINE_OF:tma_load_2d(smem.a[s]@|@LINE_OF:tma_load_2d(smem.b[s]@), completing on mbarrier .*the wait on that mbarrier is missing]=])
 endforeach()
 
 # Steps 9-10, blackwell track
@@ -180,7 +180,7 @@ endforeach()
 gemm_add_step_variant(step09_blackwell_no_peer_ld2mma_arrive STEP 09 TRACK blackwell
   REPLACE [=[mbarrier_arrive_cluster(&smem.ld2mma, 0);]=]
   WITH [=[if (cluster_ctarank() == 0) mbarrier_arrive_cluster(&smem.ld2mma, 0);]=]
-  EXPECT [=[^emulator: deadlock: .*CTA \(0,0,0\) \[cluster rank 0\] warp 5 lane 0, role mma, at @FILE@:@LINE_OF:mbarrier_wait(&smem.ld2mma, static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"}@: mbarrier\.try_wait\.parity on mbarrier 'ld2mma' .*128 of 256 arrivals.* diagnosis: mbarrier 'ld2mma' stage 0 \(shared 0x[0-9a-f]+\) of CTA \(0,0,0\) \[cluster rank 0\] got 128 of its 256 arrivals this phase]=])
+  EXPECT [=[^emulator: deadlock: @FILE@:@LINE_OF:mbarrier_wait(&smem.ld2mma, static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"}@: mbarrier 'ld2mma' stage 0 \(shared 0x[0-9a-f]+\) of CTA \(0,0,0\) \[cluster rank 0\] got 128 of its 256 arrivals this phase, and .*role mma\) waits on it.*CTA \(0,0,0\) \[cluster rank 0\] warp 5 lane 0, role mma, at @FILE@:@LINE_OF:mbarrier_wait(&smem.ld2mma, static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"}@: mbarrier\.try_wait\.parity on mbarrier 'ld2mma' .*128 of 256 arrivals came]=])
 # --- The leader's tma2mma expecting one CTA's bytes instead of the pair's ------------------------
 # Both CTAs' TMA loads complete on the leader's barrier: with one CTA's bytes announced, the phase
 # completes before the other half has landed (or a load arrives after its phase completed).
@@ -193,7 +193,7 @@ gemm_add_step_variant(step09_blackwell_expect_one_cta_bytes STEP 09 TRACK blackw
 gemm_add_step_variant(step10_blackwell_no_peer_ld2mma_arrive STEP 10 TRACK blackwell
   REPLACE [=[mbarrier_arrive_cluster(&smem.ld2mma[consumer], 0);]=]
   WITH [=[if (cluster_ctarank() == 0) mbarrier_arrive_cluster(&smem.ld2mma[consumer], 0);]=]
-  EXPECT [=[^emulator: deadlock: .*CTA \(0,0,0\) \[cluster rank 0\] warp (9|10) lane 0, role mma, at @FILE@:@LINE_OF:mbarrier_wait(&smem.ld2mma[consumer], static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"}@: mbarrier\.try_wait\.parity on mbarrier 'ld2mma' stage [01] .*128 of 256 arrivals.* diagnosis: mbarrier 'ld2mma' stage [01] \(shared 0x[0-9a-f]+\) of CTA \(0,0,0\) \[cluster rank 0\] got 128 of its 256 arrivals this phase]=])
+  EXPECT [=[^emulator: deadlock: @FILE@:@LINE_OF:mbarrier_wait(&smem.ld2mma[consumer], static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"}@: mbarrier 'ld2mma' stage [01] \(shared 0x[0-9a-f]+\) of CTA \(0,0,0\) \[cluster rank 0\] got 128 of its 256 arrivals this phase, and .*role mma\) waits on it.*CTA \(0,0,0\) \[cluster rank 0\] warp (9|10) lane 0, role mma, at @FILE@:@LINE_OF:mbarrier_wait(&smem.ld2mma[consumer], static_cast<uint32_t>(local & 1) ^ 1u, WaitTag{"ld2mma", "mma"}@: mbarrier\.try_wait\.parity on mbarrier 'ld2mma' stage [01] .*128 of 256 arrivals came]=])
 # --- Step 10: a stage released by one MMA warp's commit --------------------------------------------
 # mma2tma[s] counts both MMA warps' commits; initialised for one, the first commit completes the
 # phase and the second one arrives on a phase it is not ordered after, or (depending on the schedule)
@@ -222,7 +222,7 @@ foreach(step 09 10)
   gemm_add_step_variant(step${step}_hopper_no_peer_empty_arrive STEP ${step} TRACK hopper
     REPLACE [=[for (uint32_t r = 0; r < kClusterM; ++r) mbarrier_arrive_cluster(&smem.empty[s], r);]=]
     WITH [=[mbarrier_arrive_cluster(&smem.empty[s], cluster_ctarank()); /* variant: the peer is never told */]=]
-    EXPECT "^emulator: deadlock: .*CTA \\([01],0,0\\) \\[cluster rank [01]\\] warp 0 lane [0-9]+, role producer, at @FILE@:@LINE_OF:WaitTag{\"empty\", \"producer\"}@: mbarrier\\.try_wait\\.parity on mbarrier 'empty' stage 0 .*${got} of ${count} arrivals.* diagnosis: mbarrier 'empty' stage 0 \\(shared 0x[0-9a-f]+\\) of CTA \\([01],0,0\\) \\[cluster rank [01]\\] got ${got} of its ${count} arrivals this phase")
+    EXPECT "^emulator: deadlock: @FILE@:@LINE_OF:WaitTag{\"empty\", \"producer\"}@: mbarrier 'empty' stage 0 \\(shared 0x[0-9a-f]+\\) of CTA \\([01],0,0\\) \\[cluster rank [01]\\] got ${got} of its ${count} arrivals this phase, and .*role producer\\) waits on it.*CTA \\([01],0,0\\) \\[cluster rank [01]\\] warp 0 lane [0-9]+, role producer, at @FILE@:@LINE_OF:WaitTag{\"empty\", \"producer\"}@: mbarrier\\.try_wait\\.parity on mbarrier 'empty' stage 0 .*${got} of ${count} arrivals came")
 endforeach()
 # --- B loaded by each CTA itself, no multicast, while both CTAs still release each stage -----------
 # The remote arrivals on the peer's `empty` stay in phase only because of the multicast: a CTA's
@@ -271,7 +271,7 @@ gemm_add_step_variant(step10_hopper_staging_slot_reused STEP 10 TRACK hopper
 gemm_add_step_variant(step10_hopper_no_setmaxnreg_dec STEP 10 TRACK hopper
   REPLACE [=[setmaxnreg_dec<kProducerRegs>();  // the whole warpgroup executes it (.sync.aligned)]=]
   WITH [=[/* variant: the producer keeps its registers */]=]
-  EXPECT [=[^emulator: deadlock: .*at @FILE@:@LINE_OF:setmaxnreg_inc<kConsumerRegs>();@: setmaxnreg\.inc 232 \(warpgroup [12]\): waits for 8192 registers \(128 threads x \(232 - 168\)\), the CTA's pool has 0 free; the launch gave its 384 threads 168 registers each \(64512\), held now per thread: warpgroup 0 168, .* diagnosis: setmaxnreg\.inc 232 in CTA \([0-9]+,0,0\) \[cluster rank [01]\] warpgroup [12] waits for 8192 registers .*has not run setmaxnreg\.dec]=])
+  EXPECT [=[^emulator: deadlock: @FILE@:@LINE_OF:setmaxnreg_inc<kConsumerRegs>();@: setmaxnreg\.inc 232 in CTA \([0-9]+,0,0\) \[cluster rank [01]\] warpgroup [12] waits for 8192 registers .*has not run setmaxnreg\.dec.*at @FILE@:@LINE_OF:setmaxnreg_inc<kConsumerRegs>();@: setmaxnreg\.inc 232 \(warpgroup [12]\): waits for 8192 registers \(128 threads x \(232 - 168\)\), the CTA's pool has 0 free; the launch gave its 384 threads 168 registers each \(64512\), held now per thread: warpgroup 0 168]=])
 
 # --- tcgen05.fence::after_thread_sync on the MMA warp's path from ld2mma (blackwell) --------------
 # The MMA warp waits on ld2mma (the epilogue has read the accumulator) before the tile's first
@@ -363,32 +363,34 @@ gemm_add_step_variant(step10_blackwell_two_ctas_per_sm STEP 10 TRACK blackwell
 # second or two (24 K slices); the fences dropped show on either order of the clusters, the wrong
 # part on one.
 set(split_shape SHAPE 200x64x1536 SMS 4 SEEDS 1 2)
-# The release fence before the ticket dropped: the writer's later fence (the acquire after its
-# ticket) does release the slot, but after the ticket, which so carries nothing.
-foreach(track hopper blackwell)
-  if(track STREQUAL "hopper")
-    set(c "c")
-  else()
-    set(c "consumer")
-  endif()
-  gemm_add_step_variant(step11_${track}_no_release_before_ticket STEP 11 TRACK ${track} ${split_shape}
-    REPLACE "    fence_acq_rel_gpu();\n    smem.ticket[${c}] = atomic_add_gpu(ticket, 1);"
-    WITH "    /* variant: no release before the ticket */\n    smem.ticket[${c}] = atomic_add_gpu(ticket, 1);"
-    EXPECT [=[^emulator: global memory read without release/acquire: @FILE@:[0-9]+: a load of global memory by CTA \([0-9]+,0,0\) .* reads 0x[0-9a-f]+ \(scratch data, word [0-9]+\), which CTA \([0-9]+,0,0\) thread [0-9]+ wrote in this launch \(before its [^)]* at @FILE@:[0-9]+\) and released at its fence\.acq_rel\.gpu at @FILE@:@LINE+2@ .*but no acquire of CTA .* synchronises with that release: the release must come before the signal]=])
+# The same split in step 12, the tile's width per problem: at this shape its rule keeps the split
+# (one work unit, two parts), so every variant runs on both steps, both tracks.
+foreach(step 11 12)
+  foreach(track hopper blackwell)
+    if(track STREQUAL "hopper")
+      set(c "c")
+    else()
+      set(c "consumer")
+    endif()
+    # The release fence before the ticket dropped: the writer's later fence (the acquire after its
+    # ticket) does release the slot, but after the ticket, which so carries nothing.
+    gemm_add_step_variant(step${step}_${track}_no_release_before_ticket STEP ${step} TRACK ${track} ${split_shape}
+      REPLACE "    fence_acq_rel_gpu();\n    smem.ticket[${c}] = atomic_add_gpu(ticket, 1);"
+      WITH "    /* variant: no release before the ticket */\n    smem.ticket[${c}] = atomic_add_gpu(ticket, 1);"
+      EXPECT [=[^emulator: global memory read without release/acquire: @FILE@:[0-9]+: a load of global memory by CTA \([0-9]+,0,0\) .* reads 0x[0-9a-f]+ \(scratch data, word [0-9]+\), which CTA \([0-9]+,0,0\) thread [0-9]+ wrote in this launch \(before its [^)]* at @FILE@:[0-9]+\) and released at its fence\.acq_rel\.gpu at @FILE@:@LINE+2@ .*but no acquire of CTA .* synchronises with that release: the release must come before the signal]=])
+    # The acquire fence after the ticket dropped: the ticket's atomic read the other part's release,
+    # but nothing acquires it.
+    gemm_add_step_variant(step${step}_${track}_no_acquire_after_ticket STEP ${step} TRACK ${track} ${split_shape}
+      REPLACE "    smem.ticket[${c}] = atomic_add_gpu(ticket, 1);\n    fence_acq_rel_gpu();"
+      WITH "    smem.ticket[${c}] = atomic_add_gpu(ticket, 1);\n    /* variant: no acquire after the ticket */"
+      EXPECT [=[^emulator: global memory read without release/acquire: @FILE@:[0-9]+: a load of global memory .* reads 0x[0-9a-f]+ \(scratch data, word [0-9]+\), which CTA \([0-9]+,0,0\) thread [0-9]+ wrote in this launch .* and released at its fence\.acq_rel\.gpu at @FILE@:@LINE-1@ .*'s atomic at @FILE@:@LINE@ read a value that release reached, and no fence\.acq_rel\.gpu followed it]=])
+    # The wrong part taken for the last one: the part with the highest index instead of the part that
+    # took the last ticket. When that part runs first, it reads the other part's slot before anything
+    # wrote it; seeds 1 and 2 order the two clusters so (seed 3 runs them the other way round, where
+    # the wrong choice happens to be right and D is too).
+    gemm_add_step_variant(step${step}_${track}_wrong_last_part STEP ${step} TRACK ${track} ${split_shape}
+      REPLACE "if (smem.ticket[${c}] != static_cast<uint32_t>(item.parts - 1)) return false;"
+      WITH "if (item.part != item.parts - 1) return false;"
+      EXPECT [=[^emulator: global memory read of data no thread wrote: @FILE@:[0-9]+: a load of global memory .* reads 0x[0-9a-f]+ \(scratch data, word [0-9]+\), which no thread has written in this launch]=])
+  endforeach()
 endforeach()
-# The acquire fence after the ticket dropped: the ticket's atomic read the other part's release,
-# but nothing acquires it.
-gemm_add_step_variant(step11_hopper_no_acquire_after_ticket STEP 11 TRACK hopper ${split_shape}
-  REPLACE [=[    smem.ticket[c] = atomic_add_gpu(ticket, 1);
-    fence_acq_rel_gpu();]=]
-  WITH [=[    smem.ticket[c] = atomic_add_gpu(ticket, 1);
-    /* variant: no acquire after the ticket */]=]
-  EXPECT [=[^emulator: global memory read without release/acquire: @FILE@:[0-9]+: a load of global memory .* reads 0x[0-9a-f]+ \(scratch data, word [0-9]+\), which CTA \([0-9]+,0,0\) thread [0-9]+ wrote in this launch .* and released at its fence\.acq_rel\.gpu at @FILE@:@LINE-1@ .*'s atomic at @FILE@:@LINE@ read a value that release reached, and no fence\.acq_rel\.gpu followed it]=])
-# The wrong part taken for the last one: the part with the highest index instead of the part that
-# took the last ticket. When that part runs first, it reads the other part's slot before anything
-# wrote it; seeds 1 and 2 order the two clusters so (seed 3 runs them the other way round, where
-# the wrong choice happens to be right and D is too).
-gemm_add_step_variant(step11_hopper_wrong_last_part STEP 11 TRACK hopper ${split_shape}
-  REPLACE [=[if (smem.ticket[c] != static_cast<uint32_t>(item.parts - 1)) return false;]=]
-  WITH [=[if (item.part != item.parts - 1) return false;]=]
-  EXPECT [=[^emulator: global memory read of data no thread wrote: @FILE@:[0-9]+: a load of global memory .* reads 0x[0-9a-f]+ \(scratch data, word [0-9]+\), which no thread has written in this launch]=])
