@@ -61,7 +61,13 @@ def tracked_sources():
 
 def main(argv):
     fix = "--fix" in argv
-    files = [a for a in argv if a != "--fix"] or tracked_sources()
+    named = [a for a in argv if a != "--fix"]
+    # Files named on the command line are taken only where they are C++/CUDA sources (PATTERNS): clang-format
+    # would "format" a Python file or a README as C++.
+    skipped = [f for f in named if not any(fnmatch.fnmatch(pathlib.Path(f).name, pat) for pat in PATTERNS)]
+    for f in skipped:
+        print(f"{f}: not a C++/CUDA source ({', '.join(PATTERNS)}): left as it is")
+    files = [f for f in named if f not in skipped] if named else tracked_sources()
     clang_format, why = find_clang_format()
     if clang_format is None:
         print(f"SKIP: {why}")
