@@ -11,11 +11,11 @@
 //      (`kTmemColumns`), the ring's depth (`ring_stages`), the B half each CTA loads
 //      (`kBRowsPerCta`), the boxes stored, the partial sums (`kPartialFloat4s`); `fits` checks each
 //      width's shared memory, and `run_width` launches one width.
-//   2. `choose_tile_n`: `run` picks the width whose busiest cluster has the least work, counted in
-//      K slices of its tiles and parts and weighted by each width's slice cost (`kWidths`,
-//      `kWidthRule`; the rule is `choose_width` of common/tile_width.cuh, which arrives with this
-//      lesson), from the problem's shape and the clusters the GPU holds. No timing at run time: a
-//      problem gets the same width, and the same D, every run.
+//   2. `choose_tiling`: `run` picks the tiling (here the pair tile's width) whose busiest cluster
+//      has the least work, counted in K slices of its tiles and parts and weighted by each tiling's
+//      slice cost (`kTilings`, `kTileRule`; the rule is `choose_tile` of common/tile_config.cuh,
+//      which arrives with this lesson), from the problem's shape and the CTAs the GPU holds. No
+//      timing at run time: a problem gets the same tiling, and the same D, every run.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -37,7 +37,7 @@
 #include "common/split_k.cuh"
 #include "common/swizzle.cuh"
 #include "common/tensor_map.h"
-#include "common/tile_width.cuh"
+#include "common/tile_config.cuh"
 #include "common/tma.cuh"
 #include "common/trace.cuh"
 #include "common/warp.cuh"
@@ -590,36 +590,35 @@ Status run_width(const Problem& p, cudaStream_t stream) {
   return launch(kernel<kTileN>, cfg, map_a, map_b, map_d, p.m, p.n, split, scratch);
 }
 
-// The widths run() chooses from, each with what one K slice of its CTA tile costs, relative: the
-// hopper track's values for the same widths, measured there (its README.md, the width sweep); not
-// measured on a B200. Narrow tiles cost more per column: the same A box and barrier round trips
-// serve fewer columns.
-constexpr TileWidth kWidths[] = {{128, 136}, {64, 100}};
-// The rule (common/tile_width.cuh): the split as run_width makes it, what a split part's round trip
-// through global memory costs in K slices, and how much less work a narrower width must promise to
-// be taken: the hopper track's values too, not measured on a B200.
-constexpr WidthRule kWidthRule = {kMinSplitSlices, kMaxSplits, /*split_cost_slices=*/14, /*narrower_gain_percent=*/5};
+// The tilings run() chooses from, in the rule's order: the pair tile's rows (two CTAs), its columns,
+// the CTAs per cluster, and what one K slice of the tile costs, relative: the hopper track's values
+// for the same widths, measured there (its README.md, the tiling sweep); not measured on a B200.
+// Narrow tiles cost more per column: the same A box and barrier round trips serve fewer columns.
+constexpr TileChoice kTilings[] = {{kTileM, 128, kClusterM, 136}, {kTileM, 64, kClusterM, 101}};
+constexpr int kTilingCount = sizeof(kTilings) / sizeof(kTilings[0]);
+// The rule (common/tile_config.cuh): the split as run_width makes it, what a split part's round trip
+// through global memory costs in K slices, and how much less work a later tiling must promise to be
+// taken: the hopper track's values too, not measured on a B200.
+constexpr TileRule kTileRule = {kMinSplitSlices, kMaxSplits, /*split_cost_slices=*/14, /*gain_percent=*/5};
 
-// The width run() uses: the one whose busiest cluster has the least work, counted in K slices of
-// its tiles and parts and weighted by each width's slice cost (choose_width), for the clusters this
-// GPU holds at once.
-Status choose_tile_n(const Problem& p, int* tile_n) {
-  int clusters = 0;  // every width holds one CTA per SM (fits<>), so as many fit at each
-  if (Status s = resident_clusters(kernel<128>, kThreads, smem_bytes<SharedStorage<128>>(), kClusterM, &clusters);
-      !s.ok())
-    return s;
-  *tile_n = choose_width(p.m, p.n, p.k, kTileM, kTileK, kClusterM, clusters, kWidths, 2, kWidthRule);
+// The tiling run() uses (an index into kTilings): the one whose busiest cluster has the least work,
+// counted in K slices of its tiles and parts and weighted by each tiling's slice cost (choose_tile),
+// for the CTAs this GPU holds at once.
+Status choose_tiling(const Problem& p, int* index) {
+  int ctas = 0;  // every width holds one CTA per SM (fits<>), so as many fit at each
+  if (Status s = resident_ctas(kernel<128>, kThreads, smem_bytes<SharedStorage<128>>(), &ctas); !s.ok()) return s;
+  *index = choose_tile(p.m, p.n, p.k, kTileK, ctas, kTilings, kTilingCount, kTileRule);
   return {};
 }
 
 Status run(const Problem& p, cudaStream_t stream) {
   if (Status s = check_problem(Contract::general, p); !s.ok()) return s;
-  int tile_n = 0;
-  if (Status s = choose_tile_n(p, &tile_n); !s.ok()) return s;
-  switch (tile_n) {
-    case 128: return run_width<128>(p, stream);
-    case 64: return run_width<64>(p, stream);
-    default: return Status::failure("step 12: tile width " + std::to_string(tile_n) + " is not one of 128, 64");
+  int index = 0;
+  if (Status s = choose_tiling(p, &index); !s.ok()) return s;
+  switch (index) {
+    case 0: return run_width<kTilings[0].columns>(p, stream);
+    case 1: return run_width<kTilings[1].columns>(p, stream);
+    default: return Status::failure("step 12: tiling " + std::to_string(index) + " is not one of kTilings");
   }
 }
 

@@ -6,16 +6,18 @@
 // ladder and the kernel as a whole.
 //
 // What this step adds:
-//   1. The kernel is a template on the tile's width, `kTileN` (64, 128, 192 or 256 columns), and so
-//      is everything that depends on it: the ring's depth (`ring_stages`), the staging
-//      (`kStagingBoxes`), the B half each CTA loads (`kBRowsPerCta`), the wgmma's N, the partial
-//      sums (`kPartialFloat4s`); `fits` checks each width's shared memory, and `run_width` launches
-//      one width.
-//   2. `choose_tile_n`: `run` picks the width whose busiest cluster has the least work, counted in
-//      K slices of its tiles and parts and weighted by each width's slice cost (`kWidths`,
-//      `kWidthRule`; the rule is `choose_width` of common/tile_width.cuh, which arrives with this
-//      lesson), from the problem's shape and the clusters the GPU holds. No timing at run time: a
-//      problem gets the same width, and the same D, every run.
+//   1. The kernel is a template on its tiling, `TileConfig`: the CTA tile's rows (`kTileM`: 128, two
+//      consumer warpgroups, or 64, one, without setmaxnreg), its width (`kTileN`: 64, 128, 192 or
+//      256 columns) and the CTAs per cluster (`kClusterM`: 2, B multicast, or 1, none); so is
+//      everything that depends on them: the threads, the ring's depth (`ring_stages`), the staging
+//      (`kStagingBoxes`), the B rows each CTA loads (`kBRowsPerCta`), the `empty` count, the wgmma's
+//      N, the partial sums (`kPartialFloat4s`); `fits` checks each tiling's shared memory, and
+//      `run_tiling` launches one.
+//   2. `choose_tiling`: `run` picks the tiling whose busiest worker has the least work, counted in
+//      K slices of its tiles and parts and weighted by each tiling's slice cost (`kTilings`,
+//      `kTileRule`; the rule is `choose_tile` of common/tile_config.cuh, which arrives with this
+//      lesson), from the problem's shape and the CTAs the GPU holds. No timing at run time: a
+//      problem gets the same tiling, and the same D, every run.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -37,7 +39,7 @@
 #include "common/split_k.cuh"
 #include "common/swizzle.cuh"
 #include "common/tensor_map.h"
-#include "common/tile_width.cuh"
+#include "common/tile_config.cuh"
 #include "common/tma.cuh"
 #include "common/trace.cuh"
 #include "common/warp.cuh"
@@ -46,56 +48,67 @@ namespace gemm::step12::hopper {
 
 using namespace gemm::hopper;
 
-// The CTA tile: kTileM x kTileN, rows split between the two consumer warpgroups; kTileN, the
-// width, is the kernel's template parameter, one of kWidths below (choose_tile_n picks it).
-constexpr int kTileM = 128;
 constexpr int kTileK = 64;   // one 128-byte swizzle atom of fp16
 constexpr int kWgmmaM = 64;  // rows per wgmma
 constexpr int kWgmmaK = 16;
-// Two consumer warpgroups, each owning kConsumerRows rows of the tile: kConsumerHalves wgmmas of
-// 64 rows each per k16 step.
-constexpr int kConsumers = 2;
-constexpr int kConsumerRows = kTileM / kConsumers;
+// Each consumer warpgroup owns kConsumerRows rows of the tile: kConsumerHalves wgmmas of 64 rows
+// each per k16 step.
+constexpr int kConsumerRows = 64;
 constexpr int kConsumerHalves = kConsumerRows / kWgmmaM;
-template <int kTileN>
-constexpr int kAccRegs = kWgmmaAccRegs<kTileN>;  // f32 registers per thread per 64-row wgmma
-// CTAs per cluster, along M: they share the B tile. Each loads kTileN / kClusterM rows of it.
-constexpr int kClusterM = 2;
-template <int kTileN>
-constexpr int kBRowsPerCta = kTileN / kClusterM;
-constexpr uint16_t kClusterMask = (1u << kClusterM) - 1;  // multicast to every CTA of the cluster
-// Three warpgroups: the producer first, then the two consumers (wgmma needs whole, aligned
-// warpgroups).
+// A tiling: the CTA tile, kTileM x kTileN (128 rows: two consumer warpgroups; 64: one), and the
+// CTAs per cluster along M, kClusterM (2: they share the B tile, each loading kTileN / kClusterM
+// rows of it and multicasting them to both; 1: a cluster of one, whose multicast reaches only
+// itself, and where "the peer" and "both CTAs" below mean this CTA alone). The kernel and
+// everything below that depends on the tile is a template on it; kTilings lists the ones run()
+// chooses from (choose_tiling).
+template <int kRows, int kColumns, int kCtas>
+struct TileConfig {
+  static constexpr int kTileM = kRows;
+  static constexpr int kTileN = kColumns;
+  static constexpr int kClusterM = kCtas;
+  static constexpr int kConsumers = kRows / kConsumerRows;
+};
+template <class Tiling>
+constexpr int kAccRegs = kWgmmaAccRegs<Tiling::kTileN>;  // f32 registers per thread per 64-row wgmma
+template <class Tiling>
+constexpr int kBRowsPerCta = Tiling::kTileN / Tiling::kClusterM;
+template <class Tiling>
+constexpr uint16_t kClusterMask = (1u << Tiling::kClusterM) - 1;  // multicast to every CTA of the cluster
+// The warpgroups: the producer first, then the consumers (wgmma needs whole, aligned warpgroups).
 constexpr int kProducerWarpgroup = 0;
 constexpr int kFirstConsumerWarpgroup = 1;
-constexpr int kThreads = (1 + kConsumers) * kWarpgroupSize;
-// One CTA per SM. The launch gives every thread 65536 / 384 registers, rounded down to a multiple
-// of 8: 168. setmaxnreg moves them from the producer to the consumers: the warpgroups may hold no
-// more than that pool (an .inc waits until registers are free), and these counts fill it.
+template <class Tiling>
+constexpr int kThreads = (1 + Tiling::kConsumers) * kWarpgroupSize;
+// One CTA per SM. With two consumers the launch gives every thread 65536 / 384 registers, rounded
+// down to a multiple of 8: 168. setmaxnreg moves them from the producer to the consumers: the
+// warpgroups may hold no more than that pool (an .inc waits until registers are free), and these
+// counts fill it. With one consumer (256 threads) the launch's 255 registers a thread hold its
+// accumulators: nothing moves.
 constexpr int kCtasPerSm = 1;
 constexpr int kProducerRegs = 40;  // 3 x 168 - 2 x 232: what the consumers leave
 constexpr int kConsumerRegs = 232;
-static_assert(kProducerRegs + kConsumers * kConsumerRegs <= (1 + kConsumers) * (65536 / kThreads / 8 * 8),
+static_assert(kProducerRegs + 2 * kConsumerRegs <= 3 * (65536 / (3 * kWarpgroupSize) / 8 * 8),
               "setmaxnreg: the warpgroups may hold no more registers than the launch gave the CTA");
-// Named barriers of the two consumers' epilogues: ids 1 and 2 (0 is __syncthreads).
+// Named barriers of the consumers' epilogues: ids 1 and 2 (0 is __syncthreads).
 constexpr uint32_t kFirstEpilogueBarrier = 1;
 // The output tile is stored as boxes of kConsumerRows rows x 64 columns (a SW128 box row is at most
 // 128 bytes). A consumer's staging buffer holds kStagingBoxes slots of one box each, used in turn,
 // so that one box is staged while the TMA store of the box before it still reads its own slot: two
 // slots (16 KB), or one per box where the boxes are odd in number.
 constexpr int kStoreCols = 64;
-template <int kTileN>
-constexpr int kStoreBoxes = kTileN / kStoreCols;
-template <int kTileN>
-constexpr int kStagingBoxes = kStoreBoxes<kTileN> % 2 == 0 ? 2 : kStoreBoxes<kTileN>;
+template <class Tiling>
+constexpr int kStoreBoxes = Tiling::kTileN / kStoreCols;
+template <class Tiling>
+constexpr int kStagingBoxes = kStoreBoxes<Tiling> % 2 == 0 ? 2 : kStoreBoxes<Tiling>;
 // Bytes one K slice brings into a CTA's shared memory: what its `full` expects per phase. That is
 // its own A box plus the WHOLE B tile: one half from its own multicast, one from its peer's. TMA
 // always delivers the whole box, the zeros it fills past the edges included.
-template <int kTileN>
-constexpr uint32_t kStageBytes = (kTileM + kTileN) * kTileK * sizeof(__half);
-// A stage is free once every consumer warp of both consumer warpgroups of both CTAs has seen its
-// wgmmas complete: lane 0 of each warp arrives on the stage's `empty` in its own CTA and the peer.
-constexpr uint32_t kReleaseArrivals = kClusterM * kConsumers * (kWarpgroupSize / kWarpSize);
+template <class Tiling>
+constexpr uint32_t kStageBytes = (Tiling::kTileM + Tiling::kTileN) * kTileK * sizeof(__half);
+// A stage is free once every consumer warp of every consumer warpgroup of every CTA of the cluster
+// has seen its wgmmas complete: lane 0 of each warp arrives on the stage's `empty` in each CTA.
+template <class Tiling>
+constexpr uint32_t kReleaseArrivals = Tiling::kClusterM* Tiling::kConsumers*(kWarpgroupSize / kWarpSize);
 // Tile rows per L2 group of the scheduler. Groups of several rows let the CTAs running at the same
 // time share rows of A and columns of B in L2; one row per group (walking along N) shares only B.
 // Step 6's README.md says why 16.
@@ -109,44 +122,44 @@ constexpr int kMinSplitSlices = 12;
 constexpr int kMaxSplits = 16;
 // A consumer's rows of a split tile in fp32: its 128 threads' accumulators, as float4s in the
 // order [register / 4][thread] (a warp's 32 float4 accesses are 512 contiguous bytes).
-template <int kTileN>
-constexpr int kPartialFloat4s = (kConsumerHalves * kAccRegs<kTileN> / 4) * kWarpgroupSize;
+template <class Tiling>
+constexpr int kPartialFloat4s = (kConsumerHalves * kAccRegs<Tiling> / 4) * kWarpgroupSize;
 // What one CTA may have on the GPUs of this track (H100, H200: 227 KB of dynamic shared memory).
 constexpr size_t kSmemLimit = 227 * 1024;
-// The ring: as deep as fits beside the staging buffers and 1 KB for the barriers, at most 8 stages:
-// 4 at 256 and 192 columns, 6 at 128, 8 at 64 (the static_assert on SharedStorage checks the fit).
-template <int kTileN>
+// The ring: as deep as fits beside the staging buffers and 1 KB for the barriers, at most 8 stages
+// (at 128 rows: 4 at 256 and 192 columns, 6 at 128, 8 at 64; the static_assert on SharedStorage
+// checks the fit). So every tiling fills an SM's shared memory: one CTA per SM.
+template <class Tiling>
 constexpr int ring_stages() {
-  const size_t staging = kConsumers * kStagingBoxes<kTileN> * kConsumerRows * kStoreCols * sizeof(__half);
-  const int fit = static_cast<int>((kSmemLimit - 1024 - staging) / kStageBytes<kTileN>);
+  const size_t staging = Tiling::kConsumers * kStagingBoxes<Tiling> * kConsumerRows * kStoreCols * sizeof(__half);
+  const int fit = static_cast<int>((kSmemLimit - 1024 - staging) / kStageBytes<Tiling>);
   return fit < 8 ? fit : 8;
 }
-template <int kTileN>
-constexpr int kStages = ring_stages<kTileN>();
+template <class Tiling>
+constexpr int kStages = ring_stages<Tiling>();
 
 // Every tile is rows x 128 bytes in the SW128 layout and starts on a 1024-byte boundary (the
 // swizzle pattern repeats every 8 rows = 1024 bytes; TMA and the descriptors assume it).
-template <int kTileN>
+template <class Tiling>
 struct alignas(1024) SharedStorage {
-  __half a[kStages<kTileN>][kTileM * kTileK];                               // written by TMA
-  __half b[kStages<kTileN>][kTileN * kTileK];                               // written by TMA, half by the peer
-  __half d[kConsumers][kStagingBoxes<kTileN>][kConsumerRows * kStoreCols];  // each consumer's staging, read by TMA
-  uint64_t full[kStages<kTileN>];                                           // mbarrier: the K slice has landed
-  uint64_t empty[kStages<kTileN>];                                          // mbarrier: every consumer is done
-  uint32_t ticket[kConsumers];                                              // each consumer's split ticket
+  __half a[kStages<Tiling>][Tiling::kTileM * kTileK];                               // written by TMA
+  __half b[kStages<Tiling>][Tiling::kTileN * kTileK];                               // written by TMA, half by the peer
+  __half d[Tiling::kConsumers][kStagingBoxes<Tiling>][kConsumerRows * kStoreCols];  // each consumer's staging
+  uint64_t full[kStages<Tiling>];                                                   // mbarrier: the K slice has landed
+  uint64_t empty[kStages<Tiling>];                                                  // mbarrier: every consumer is done
+  uint32_t ticket[Tiling::kConsumers];                                              // each consumer's split ticket
 };
-template <int kTileN>
+template <class Tiling>
 constexpr bool fits() {
-  static_assert(sizeof(SharedStorage<kTileN>::a[0]) % 1024 == 0 && sizeof(SharedStorage<kTileN>::b[0]) % 1024 == 0 &&
-                    sizeof(SharedStorage<kTileN>::d[0][0]) % 1024 == 0,
+  static_assert(sizeof(SharedStorage<Tiling>::a[0]) % 1024 == 0 && sizeof(SharedStorage<Tiling>::b[0]) % 1024 == 0 &&
+                    sizeof(SharedStorage<Tiling>::d[0][0]) % 1024 == 0,
                 "every tile must start on a 1024-byte boundary");
-  static_assert(sizeof(SharedStorage<kTileN>) <= kSmemLimit,
+  static_assert(sizeof(SharedStorage<Tiling>) <= kSmemLimit,
                 "the ring and the staging buffers must fit in shared memory");
-  static_assert(kStoreBoxes<kTileN> % kStagingBoxes<kTileN> == 0,
+  static_assert(kStoreBoxes<Tiling> % kStagingBoxes<Tiling> == 0,
                 "each tile's first box must find the first slot next in turn");
   return true;
 }
-static_assert(fits<256>() && fits<192>() && fits<128>() && fits<64>(), "every width run() chooses from");
 
 // Where the parts of the split tiles meet (SplitK): for split unit u, part p, CTA rank r and
 // consumer c, a partial sum at partials + (((u x parts + p) x kClusterM + r) x kConsumers + c) x
@@ -160,8 +173,8 @@ struct SplitScratch {
 // Loads K slice `k_slice` of the tile at (m0, n0) into the producer's next stage, once that stage is
 // free in both CTAs, and moves the producer on: this CTA's A box, and B rows n0 + kBRowsPerCta rank
 // onwards into both CTAs. One thread.
-template <int kTileN>
-__device__ __forceinline__ void load_slice(SharedStorage<kTileN>& smem, PipelineState<kStages<kTileN>>& write,
+template <class Tiling>
+__device__ __forceinline__ void load_slice(SharedStorage<Tiling>& smem, PipelineState<kStages<Tiling>>& write,
                                            const CUtensorMap* map_a, const CUtensorMap* map_b, int64_t m0, int64_t n0,
                                            int64_t k_slice, uint32_t rank) {
   // BEGIN SOLUTION step05: wait (mbarrier_wait) on empty[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
@@ -170,10 +183,10 @@ __device__ __forceinline__ void load_slice(SharedStorage<kTileN>& smem, Pipeline
   // BEGIN SOLUTION step09: announce kStageBytes on full[s] (mbarrier_arrive_expect_tx: A and the whole B), load A's box at {k0, m0} into stage s = write.stage (tma_load_2d), and multicast B's box at {k0, n0 + kBRowsPerCta rank} to both CTAs (tma_load_2d_multicast, mask kClusterMask) at row kBRowsPerCta rank of their B stage.
   const int s = write.stage;
   const int32_t k0 = static_cast<int32_t>(k_slice * kTileK);
-  mbarrier_arrive_expect_tx(&smem.full[s], kStageBytes<kTileN>);
+  mbarrier_arrive_expect_tx(&smem.full[s], kStageBytes<Tiling>);
   tma_load_2d(smem.a[s], map_a, &smem.full[s], k0, static_cast<int32_t>(m0));
-  tma_load_2d_multicast(smem.b[s] + rank * kBRowsPerCta<kTileN> * kTileK, map_b, &smem.full[s], k0,
-                        static_cast<int32_t>(n0 + rank * kBRowsPerCta<kTileN>), kClusterMask);
+  tma_load_2d_multicast(smem.b[s] + rank * kBRowsPerCta<Tiling> * kTileK, map_b, &smem.full[s], k0,
+                        static_cast<int32_t>(n0 + rank * kBRowsPerCta<Tiling>), kClusterMask<Tiling>);
   // END SOLUTION step09
   write.advance();
 }
@@ -181,10 +194,10 @@ __device__ __forceinline__ void load_slice(SharedStorage<kTileN>& smem, Pipeline
 // The producer: one thread. Walks this cluster's work units in the scheduler's order and loads
 // every K slice of this CTA's tile of each into the ring; load_slice waits for a free stage. Both
 // CTAs of the cluster walk the same units, so their rings advance in step.
-template <int kTileN>
-__device__ __forceinline__ void producer(SharedStorage<kTileN>& smem, const CUtensorMap* map_a,
+template <class Tiling>
+__device__ __forceinline__ void producer(SharedStorage<Tiling>& smem, const CUtensorMap* map_a,
                                          const CUtensorMap* map_b, const TileScheduler& sched, const SplitK& split) {
-  PipelineState<kStages<kTileN>> write;  // the stage the producer fills next, across tiles
+  PipelineState<kStages<Tiling>> write;  // the stage the producer fills next, across tiles
   const uint32_t rank = cluster_ctarank();
   // BEGIN SOLUTION step11: for each of this cluster's work items (split.begin(cluster_id_x(), cluster_count_x()), split.item(cursor.unit)), load K slices item.k_begin .. item.k_end - 1, the i-th being k_slice_in_turn(turn, i, item.k_begin, item.k_end) with turn = cursor.turn(), worked out once per tile, of this CTA's tile of the item's unit, sched.tile(unit, rank), with load_slice; a TraceTile (TraceRole::producer, the unit) spans each tile for the timeline (a phantom tile past M is loaded too: the peer expects its half of B).
   for (WorkCursor cursor = split.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
@@ -193,7 +206,7 @@ __device__ __forceinline__ void producer(SharedStorage<kTileN>& smem, const CUte
     const int64_t turn = cursor.turn();  // once per tile: a 64-bit division
     const TraceTile traced(TraceRole::producer, cursor.unit);
     for (int64_t i = 0; i < item.k_end - item.k_begin; ++i)
-      load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN,
+      load_slice(smem, write, map_a, map_b, tile.m * Tiling::kTileM, tile.n * Tiling::kTileN,
                  k_slice_in_turn(turn, i, item.k_begin, item.k_end), rank);
   }
   // END SOLUTION step11
@@ -203,7 +216,7 @@ __device__ __forceinline__ void producer(SharedStorage<kTileN>& smem, const CUte
   // they land. Once they have, nothing of the peer's reaches this CTA any more (its multicasts
   // all completed on `full` before this CTA's consumers finished), so no cluster barrier is
   // needed at the end. A position of the ring that was never filled passes at once.
-  for (int s = 0; s < kStages<kTileN>; ++s) {
+  for (int s = 0; s < kStages<Tiling>; ++s) {
     mbarrier_wait(&smem.empty[write.stage], write.empty_parity(), WaitTag{"empty", "producer tail"});
     write.advance();
   }
@@ -214,20 +227,20 @@ __device__ __forceinline__ void producer(SharedStorage<kTileN>& smem, const CUte
 // into both, so each `empty` must hear from the consumers of both. One arrival per calling thread
 // on each CTA's barrier, through its shared::cluster address (mapa; relaxed: it reports that the
 // wgmmas finished reading, and publishes nothing, common/mbarrier.cuh).
-template <int kTileN>
-__device__ __forceinline__ void release(SharedStorage<kTileN>& smem, int s) {
+template <class Tiling>
+__device__ __forceinline__ void release(SharedStorage<Tiling>& smem, int s) {
   // BEGIN SOLUTION step09: arrive on empty[s] of every CTA of the cluster, ranks 0 .. kClusterM - 1 (mbarrier_arrive_cluster).
 #pragma unroll
-  for (uint32_t r = 0; r < kClusterM; ++r) mbarrier_arrive_cluster(&smem.empty[s], r);
+  for (uint32_t r = 0; r < Tiling::kClusterM; ++r) mbarrier_arrive_cluster(&smem.empty[s], r);
   // END SOLUTION step09
 }
 
 // One consumer warpgroup's main loop for one tile: every K slice from the ring into the
 // accumulators of its kConsumerRows rows, which start at row `row0` of the tile. Both consumers
 // wait on the same `full` barriers and each releases every stage.
-template <int kTileN>
-__device__ __forceinline__ void mma_tile(SharedStorage<kTileN>& smem, PipelineState<kStages<kTileN>>& read,
-                                         float (&acc)[kConsumerHalves][kAccRegs<kTileN>], int row0, int64_t k_slices) {
+template <class Tiling>
+__device__ __forceinline__ void mma_tile(SharedStorage<Tiling>& smem, PipelineState<kStages<Tiling>>& read,
+                                         float (&acc)[kConsumerHalves][kAccRegs<Tiling>], int row0, int64_t k_slices) {
   int release_stage = 0;  // the stage of the slice before this one: its wgmmas are the ones waited for
   for (int64_t ks = 0; ks < k_slices; ++ks) {
     // BEGIN SOLUTION step05: wait (mbarrier_wait) on full[read.stage] with the consumers' parity, read.full_parity().
@@ -246,7 +259,7 @@ __device__ __forceinline__ void mma_tile(SharedStorage<kTileN>& smem, PipelineSt
         const uint64_t a_desc =
             make_wgmma_desc_k_sw128(smem_addr(smem.a[read.stage]) + (row0 + h * kWgmmaM) * 128 + k_bytes);
         const uint64_t b_desc = make_wgmma_desc_k_sw128(smem_addr(smem.b[read.stage]) + k_bytes);
-        wgmma_f32_f16_ss<kTileN>(acc[h], a_desc, b_desc, /*accumulate=*/ks > 0 || k > 0);
+        wgmma_f32_f16_ss<Tiling::kTileN>(acc[h], a_desc, b_desc, /*accumulate=*/ks > 0 || k > 0);
       }
     }
     wgmma_commit_group();
@@ -272,18 +285,18 @@ __device__ __forceinline__ void mma_tile(SharedStorage<kTileN>& smem, PipelineSt
 // One consumer warpgroup's epilogue of one tile: its registers -> fp16 -> its staging buffer (SW128
 // boxes) -> TMA store, one 64-column box at a time, box b through slot b % kStagingBoxes. `c` is the
 // consumer, `t` the thread's index in its warpgroup; (m0, n0) is the origin of the consumer's rows.
-template <int kTileN>
-__device__ __forceinline__ void epilogue_tile(SharedStorage<kTileN>& smem,
-                                              const float (&acc)[kConsumerHalves][kAccRegs<kTileN>],
+template <class Tiling>
+__device__ __forceinline__ void epilogue_tile(SharedStorage<Tiling>& smem,
+                                              const float (&acc)[kConsumerHalves][kAccRegs<Tiling>],
                                               const CUtensorMap* map_d, int64_t m0, int64_t n0, int64_t N, int c,
                                               int t) {
   const TraceEpilogue traced_epilogue;
   const uint32_t bar = kFirstEpilogueBarrier + c;  // this consumer's named barrier: its 128 threads only
 #pragma unroll
-  for (int box = 0; box < kStoreBoxes<kTileN>; ++box) {
-    const int slot = box % kStagingBoxes<kTileN>;
+  for (int box = 0; box < kStoreBoxes<Tiling>; ++box) {
+    const int slot = box % kStagingBoxes<Tiling>;
     // BEGIN SOLUTION step10: thread 0 waits until the store that last read this slot has read it: tma_store_wait_group_read<kStagingBoxes - 1> leaves only the newer stores, which read the other slots, in flight. Then the consumer's own named barrier (named_barrier_sync, kFirstEpilogueBarrier + c, 128 threads).
-    if (t == 0) tma_store_wait_group_read<kStagingBoxes<kTileN> - 1>();
+    if (t == 0) tma_store_wait_group_read<kStagingBoxes<Tiling> - 1>();
     named_barrier_sync(bar, kWarpgroupSize);
     // END SOLUTION step10
 
@@ -318,22 +331,22 @@ __device__ __forceinline__ void epilogue_tile(SharedStorage<kTileN>& smem,
 // part's slot into `acc`, in part order (so D does not depend on which part finished last), and
 // returns true: it stores the tile. The others return false. `t` is the thread's index in its
 // warpgroup.
-template <int kTileN>
-__device__ __forceinline__ bool reduce_split(SharedStorage<kTileN>& smem,
-                                             float (&acc)[kConsumerHalves][kAccRegs<kTileN>],
+template <class Tiling>
+__device__ __forceinline__ bool reduce_split(SharedStorage<Tiling>& smem,
+                                             float (&acc)[kConsumerHalves][kAccRegs<Tiling>],
                                              const SplitScratch& scratch, const WorkItem& item, uint32_t rank, int c,
                                              int t) {
   const uint32_t bar = kFirstEpilogueBarrier + c;
   auto slot = [&](int part) {
-    return scratch.partials +
-           (((item.split * item.parts + part) * kClusterM + rank) * kConsumers + c) * kPartialFloat4s<kTileN>;
+    return scratch.partials + (((item.split * item.parts + part) * Tiling::kClusterM + rank) * Tiling::kConsumers + c) *
+                                  kPartialFloat4s<Tiling>;
   };
-  uint32_t* ticket = scratch.tickets + (item.split * kClusterM + rank) * kConsumers + c;
+  uint32_t* ticket = scratch.tickets + (item.split * Tiling::kClusterM + rank) * Tiling::kConsumers + c;
   // BEGIN SOLUTION step11: store acc to slot(item.part) (registers 4i .. 4i + 3 at [i * kWarpgroupSize + t]), sync the warpgroup (named_barrier_sync); thread 0 fences (fence_acq_rel_gpu: release), takes a ticket (atomic_add_gpu) into smem.ticket[c], fences again (acquire); sync again; all but the last part return false; the last sums slots 0 .. parts - 1 in order into acc (as float2 halves) and resets the ticket to 0 (then it returns true).
   float4* mine = slot(item.part);
 #pragma unroll
-  for (int i = 0; i < kConsumerHalves * kAccRegs<kTileN> / 4; ++i) {
-    const float* a = &acc[4 * i / kAccRegs<kTileN>][4 * i % kAccRegs<kTileN>];
+  for (int i = 0; i < kConsumerHalves * kAccRegs<Tiling> / 4; ++i) {
+    const float* a = &acc[4 * i / kAccRegs<Tiling>][4 * i % kAccRegs<Tiling>];
     mine[i * kWarpgroupSize + t] = make_float4(a[0], a[1], a[2], a[3]);
   }
   // The named barrier orders every thread's stores before thread 0's release fence, which makes
@@ -354,17 +367,17 @@ __device__ __forceinline__ bool reduce_split(SharedStorage<kTileN>& smem,
     const float2* halves = reinterpret_cast<const float2*>(slot(part));
     if (part == 0) {
 #pragma unroll
-      for (int i = 0; i < kConsumerHalves * kAccRegs<kTileN> / 2; ++i) {
+      for (int i = 0; i < kConsumerHalves * kAccRegs<Tiling> / 2; ++i) {
         const float2 h = halves[(i / 2 * kWarpgroupSize + t) * 2 + i % 2];
-        float* a = &acc[2 * i / kAccRegs<kTileN>][2 * i % kAccRegs<kTileN>];
+        float* a = &acc[2 * i / kAccRegs<Tiling>][2 * i % kAccRegs<Tiling>];
         a[0] = h.x;
         a[1] = h.y;
       }
     } else {
 #pragma unroll
-      for (int i = 0; i < kConsumerHalves * kAccRegs<kTileN> / 2; ++i) {
+      for (int i = 0; i < kConsumerHalves * kAccRegs<Tiling> / 2; ++i) {
         const float2 h = halves[(i / 2 * kWarpgroupSize + t) * 2 + i % 2];
-        float* a = &acc[2 * i / kAccRegs<kTileN>][2 * i % kAccRegs<kTileN>];
+        float* a = &acc[2 * i / kAccRegs<Tiling>][2 * i % kAccRegs<Tiling>];
         a[0] += h.x;
         a[1] += h.y;
       }
@@ -380,14 +393,14 @@ __device__ __forceinline__ bool reduce_split(SharedStorage<kTileN>& smem,
 // skipped where the rows all lie past M (a phantom tile, or the second consumer's half of the last
 // tile row: its slices were still consumed and released, as the peer's ring depends on it; every
 // part of a split tile skips alike) and for a part of a split tile that is not the last to finish.
-template <int kTileN>
-__device__ __forceinline__ void consumer(SharedStorage<kTileN>& smem, const CUtensorMap* map_d,
+template <class Tiling>
+__device__ __forceinline__ void consumer(SharedStorage<Tiling>& smem, const CUtensorMap* map_d,
                                          const TileScheduler& sched, const SplitK& split, const SplitScratch& scratch,
                                          int64_t M, int64_t N, int c) {
   const int t = static_cast<int>(threadIdx.x) % kWarpgroupSize;
   const uint32_t rank = cluster_ctarank();
-  PipelineState<kStages<kTileN>> read;           // the stage this consumer multiplies next, across tiles
-  float acc[kConsumerHalves][kAccRegs<kTileN>];  // this consumer's kConsumerRows rows of the tile
+  PipelineState<kStages<Tiling>> read;           // the stage this consumer multiplies next, across tiles
+  float acc[kConsumerHalves][kAccRegs<Tiling>];  // this consumer's kConsumerRows rows of the tile
   for (WorkCursor cursor = split.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
     // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
     const TraceTile traced(TraceRole::consumer, cursor.unit);
@@ -396,24 +409,24 @@ __device__ __forceinline__ void consumer(SharedStorage<kTileN>& smem, const CUte
     int64_t m0 = 0;  // this consumer's first row
     // BEGIN SOLUTION step10: consumer c owns rows m0 = tile.m * kTileM + c * kConsumerRows .. + kConsumerRows - 1 of the tile: run mma_tile on them over the item's K slices, then go on to the next item (continue) unless the tile is valid and m0 < M.
     mma_tile(smem, read, acc, c * kConsumerRows, item.k_end - item.k_begin);
-    m0 = tile.m * kTileM + c * kConsumerRows;
+    m0 = tile.m * Tiling::kTileM + c * kConsumerRows;
     if (!tile.valid || m0 >= M) continue;
     // END SOLUTION step10
     // BEGIN SOLUTION step11: a part of a split item (item.parts > 1) goes on to the epilogue only if reduce_split says it is the last part to finish.
     if (item.parts > 1 && !reduce_split(smem, acc, scratch, item, rank, c, t)) continue;
     // END SOLUTION step11
-    epilogue_tile(smem, acc, map_d, m0, tile.n * kTileN, N, c, t);
+    epilogue_tile(smem, acc, map_d, m0, tile.n * Tiling::kTileN, N, c, t);
   }
   // The CTA's shared memory is released when it exits: the last store must have read it first.
   // (Its writes to D may still be in flight; the kernel's completion covers them.)
   if (t == 0) tma_store_wait_group_read<0>();
 }
 
-template <int kTileN>
-__global__ void __launch_bounds__(kThreads, kCtasPerSm)
+template <class Tiling>
+__global__ void __launch_bounds__(kThreads<Tiling>, kCtasPerSm)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
            const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, SplitK split, SplitScratch scratch) {
-  SharedStorage<kTileN>& smem = dynamic_smem<SharedStorage<kTileN>>();
+  SharedStorage<Tiling>& smem = dynamic_smem<SharedStorage<Tiling>>();
 
   if (threadIdx.x == 0) {
     // The maps live in kernel-parameter memory; fetching them into the TMA unit's descriptor
@@ -422,9 +435,9 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     tma_prefetch_descriptor(&map_b);
     tma_prefetch_descriptor(&map_d);
 #pragma unroll
-    for (int s = 0; s < kStages<kTileN>; ++s) {
-      mbarrier_init(&smem.full[s], 1);                  // the producer's arrive.expect_tx
-      mbarrier_init(&smem.empty[s], kReleaseArrivals);  // lane 0 of each consumer warp of both CTAs
+    for (int s = 0; s < kStages<Tiling>; ++s) {
+      mbarrier_init(&smem.full[s], 1);                          // the producer's arrive.expect_tx
+      mbarrier_init(&smem.empty[s], kReleaseArrivals<Tiling>);  // lane 0 of each consumer warp of both CTAs
     }
     fence_mbarrier_init();  // the inits are visible to the async proxy and to the peer CTA
   }
@@ -432,38 +445,40 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   cluster_arrive_relaxed();
   // END SOLUTION step09
 
-  const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, kClusterM, kGroupM);
+  const TileScheduler sched((M + Tiling::kTileM - 1) / Tiling::kTileM, (N + Tiling::kTileN - 1) / Tiling::kTileN,
+                            Tiling::kClusterM, kGroupM);
 
-  // BEGIN SOLUTION step10: warpgroup kProducerWarpgroup lowers its registers to kProducerRegs (setmaxnreg_dec) and one elected thread (elect_one_sync) of its first warp runs producer(); warpgroups 1 and 2 raise theirs to kConsumerRegs (setmaxnreg_inc) and run consumer() as consumers 0 and 1. Each warpgroup waits on the cluster barrier (cluster_wait) right after its setmaxnreg.
+  // BEGIN SOLUTION step10: warpgroup kProducerWarpgroup lowers its registers to kProducerRegs (setmaxnreg_dec; only with two consumers) and one elected thread (elect_one_sync) of its first warp runs producer(); the consumer warpgroups raise theirs to kConsumerRegs (setmaxnreg_inc; likewise) and run consumer() as consumers 0, 1. Each warpgroup waits on the cluster barrier (cluster_wait) right after its setmaxnreg.
   if (warpgroup_id() == kProducerWarpgroup) {
-    setmaxnreg_dec<kProducerRegs>();  // the whole warpgroup executes it (.sync.aligned)
-    cluster_wait();                   // both CTAs' barriers are initialised: the arrive above
+    if constexpr (Tiling::kConsumers > 1) setmaxnreg_dec<kProducerRegs>();  // the whole warpgroup (.sync.aligned)
+    cluster_wait();  // every CTA's barriers are initialised: the arrive above
     if (warp_id() == 0 && elect_one_sync()) producer(smem, &map_a, &map_b, sched, split);
   } else {
-    setmaxnreg_inc<kConsumerRegs>();
+    if constexpr (Tiling::kConsumers > 1) setmaxnreg_inc<kConsumerRegs>();
     cluster_wait();
     consumer(smem, &map_d, sched, split, scratch, M, N, warpgroup_id() - kFirstConsumerWarpgroup);
   }
   // END SOLUTION step10
 }
 
-// The launcher of one width.
-template <int kTileN>
-Status run_width(const Problem& p, cudaStream_t stream) {
-  const TileScheduler sched((p.m + kTileM - 1) / kTileM, (p.n + kTileN - 1) / kTileN, kClusterM, kGroupM);
+// The launcher of one tiling.
+template <class Tiling>
+Status run_tiling(const Problem& p, cudaStream_t stream) {
+  const TileScheduler sched((p.m + Tiling::kTileM - 1) / Tiling::kTileM, (p.n + Tiling::kTileN - 1) / Tiling::kTileN,
+                            Tiling::kClusterM, kGroupM);
   const int64_t k_slices = (p.k + kTileK - 1) / kTileK;
   // The tensor maps: A (M x K) in boxes of one K slice of a tile, B (N x K) in boxes of one K slice
   // of half a tile (each CTA loads one half), D (M x N) in boxes of one consumer's rows x 64
   // columns; all in the 128-byte swizzle that the wgmma descriptors describe.
   CUtensorMap map_a, map_b, map_d;
-  if (Status s = make_tensor_map_2d(&map_a, p.a, p.m, p.k, kTileM, kTileK, Swizzle::b128); !s.ok()) return s;
-  if (Status s = make_tensor_map_2d(&map_b, p.b, p.n, p.k, kBRowsPerCta<kTileN>, kTileK, Swizzle::b128); !s.ok())
+  if (Status s = make_tensor_map_2d(&map_a, p.a, p.m, p.k, Tiling::kTileM, kTileK, Swizzle::b128); !s.ok()) return s;
+  if (Status s = make_tensor_map_2d(&map_b, p.b, p.n, p.k, kBRowsPerCta<Tiling>, kTileK, Swizzle::b128); !s.ok())
     return s;
   if (Status s = make_tensor_map_2d(&map_d, p.d, p.m, p.n, kConsumerRows, kStoreCols, Swizzle::b128); !s.ok()) return s;
   LaunchConfig cfg;
-  cfg.block = dim3(kThreads);
-  cfg.cluster = dim3(kClusterM);
-  cfg.smem_bytes = smem_bytes<SharedStorage<kTileN>>();
+  cfg.block = dim3(kThreads<Tiling>);
+  cfg.cluster = dim3(Tiling::kClusterM);
+  cfg.smem_bytes = smem_bytes<SharedStorage<Tiling>>();
   cfg.stream = stream;
   // The persistent grid: the clusters resident at once (one CTA per SM, both CTAs of a cluster in
   // one GPC), and the work split for that many; SplitK::grid then says how many to launch (every
@@ -471,56 +486,68 @@ Status run_width(const Problem& p, cudaStream_t stream) {
   // split computes a correct D; its float rounding depends on both (the K order of a tile follows
   // its worker's turn, and a split tile adds its parts in part order).
   int clusters = 0;
-  if (Status s = resident_clusters(kernel<kTileN>, kThreads, cfg.smem_bytes, kClusterM, &clusters); !s.ok()) return s;
+  if (Status s = resident_clusters(kernel<Tiling>, kThreads<Tiling>, cfg.smem_bytes, Tiling::kClusterM, &clusters);
+      !s.ok())
+    return s;
   const SplitK split(sched.num_work(), clusters, k_slices, kMinSplitSlices, kMaxSplits);
-  cfg.grid = dim3(static_cast<unsigned>(split.grid() * kClusterM));
+  cfg.grid = dim3(static_cast<unsigned>(split.grid() * Tiling::kClusterM));
   // The split tiles' tickets and partial sums, in this stream's scratch (zero tickets, left zero).
   SplitScratch scratch;
   if (split.parts() > 1) {
-    const size_t consumers = static_cast<size_t>(split.split_units()) * kClusterM * kConsumers;
+    const size_t consumers = static_cast<size_t>(split.split_units()) * Tiling::kClusterM * Tiling::kConsumers;
     Scratch buffers;
     if (Status s = stream_scratch(stream, consumers,
-                                  consumers * split.parts() * kPartialFloat4s<kTileN> * sizeof(float4), &buffers);
+                                  consumers * split.parts() * kPartialFloat4s<Tiling> * sizeof(float4), &buffers);
         !s.ok())
       return s;
     scratch.partials = static_cast<float4*>(buffers.data);
     scratch.tickets = buffers.counters;
   }
-  return launch(kernel<kTileN>, cfg, map_a, map_b, map_d, p.m, p.n, split, scratch);
+  return launch(kernel<Tiling>, cfg, map_a, map_b, map_d, p.m, p.n, split, scratch);
 }
 
-// The widths run() chooses from, each with what one K slice of its CTA tile costs, scaled so that
-// 256 columns cost 256 (README.md: the width sweep). Narrow tiles cost more per column: the same A
-// box and barrier round trips serve fewer columns.
-constexpr TileWidth kWidths[] = {{256, 256}, {192, 190}, {128, 136}, {64, 100}};
-// The rule (common/tile_width.cuh): the split as run_width makes it, what a split part's round trip
-// through global memory costs in K slices, and how much less work a narrower width must promise to
-// be taken, against the rule's error on the sweep (README.md says where each number comes from).
-constexpr WidthRule kWidthRule = {kMinSplitSlices, kMaxSplits, /*split_cost_slices=*/14, /*narrower_gain_percent=*/5};
+// The tilings run() chooses from, in the rule's order: rows, columns, CTAs per cluster, and what one
+// K slice of the CTA tile costs, scaled so that 128 x 256 costs 256 (README.md: the tiling sweep).
+// Narrow tiles cost more per column: the same A box and barrier round trips serve fewer columns.
+constexpr TileChoice kTilings[] = {{128, 256, 2, 256}, {128, 192, 2, 190}, {128, 128, 2, 136}, {128, 64, 2, 101},
+                                   {64, 256, 1, 134},  {64, 128, 1, 80},   {64, 64, 1, 64}};
+constexpr int kTilingCount = sizeof(kTilings) / sizeof(kTilings[0]);
+template <int kIndex>
+using TilingAt = TileConfig<kTilings[kIndex].rows, kTilings[kIndex].columns, kTilings[kIndex].cluster_ctas>;
+static_assert(fits<TilingAt<0>>() && fits<TilingAt<1>>() && fits<TilingAt<2>>() && fits<TilingAt<3>>() &&
+                  fits<TilingAt<4>>() && fits<TilingAt<5>>() && fits<TilingAt<6>>(),
+              "every tiling run() chooses from");
+// The rule (common/tile_config.cuh): the split as run_tiling makes it, what a split part's round
+// trip through global memory costs in K slices, and how much less work a later tiling must promise
+// to be taken, against the rule's error on the sweep (README.md says where each number comes from).
+constexpr TileRule kTileRule = {kMinSplitSlices, kMaxSplits, /*split_cost_slices=*/14, /*gain_percent=*/5};
 
-// The width run() uses: the one whose busiest cluster has the least work, counted in K slices of
-// its tiles and parts and weighted by each width's slice cost (choose_width), for the clusters this
-// GPU holds at once.
-Status choose_tile_n(const Problem& p, int* tile_n) {
-  int clusters = 0;  // every width holds one CTA per SM (kThreads x 168 registers), so as many fit at each
-  if (Status s = resident_clusters(kernel<256>, kThreads, smem_bytes<SharedStorage<256>>(), kClusterM, &clusters);
+// The tiling run() uses (an index into kTilings): the one whose busiest worker (a cluster, or a CTA
+// where there is none) has the least work, counted in K slices of its tiles and parts and weighted by
+// each tiling's slice cost (choose_tile), for the CTAs this GPU holds at once.
+Status choose_tiling(const Problem& p, int* index) {
+  int ctas = 0;  // every tiling holds one CTA per SM (it fills the shared memory), so as many at each
+  if (Status s =
+          resident_ctas(kernel<TilingAt<0>>, kThreads<TilingAt<0>>, smem_bytes<SharedStorage<TilingAt<0>>>(), &ctas);
       !s.ok())
     return s;
-  *tile_n = choose_width(p.m, p.n, p.k, kTileM, kTileK, kClusterM, clusters, kWidths, 4, kWidthRule);
+  *index = choose_tile(p.m, p.n, p.k, kTileK, ctas, kTilings, kTilingCount, kTileRule);
   return {};
 }
 
 Status run(const Problem& p, cudaStream_t stream) {
   if (Status s = check_problem(Contract::general, p); !s.ok()) return s;
-  int tile_n = 0;
-  if (Status s = choose_tile_n(p, &tile_n); !s.ok()) return s;
-  switch (tile_n) {
-    case 256: return run_width<256>(p, stream);
-    case 192: return run_width<192>(p, stream);
-    case 128: return run_width<128>(p, stream);
-    case 64: return run_width<64>(p, stream);
-    default:
-      return Status::failure("step 12: tile width " + std::to_string(tile_n) + " is not one of 256, 192, 128, 64");
+  int index = 0;
+  if (Status s = choose_tiling(p, &index); !s.ok()) return s;
+  switch (index) {
+    case 0: return run_tiling<TilingAt<0>>(p, stream);
+    case 1: return run_tiling<TilingAt<1>>(p, stream);
+    case 2: return run_tiling<TilingAt<2>>(p, stream);
+    case 3: return run_tiling<TilingAt<3>>(p, stream);
+    case 4: return run_tiling<TilingAt<4>>(p, stream);
+    case 5: return run_tiling<TilingAt<5>>(p, stream);
+    case 6: return run_tiling<TilingAt<6>>(p, stream);
+    default: return Status::failure("step 12: tiling " + std::to_string(index) + " is not one of kTilings");
   }
 }
 

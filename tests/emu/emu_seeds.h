@@ -1,4 +1,4 @@
-// The two seeds of the emulator tests (step_emu_test.cpp, step12_widths_test.cpp), both fresh each
+// The two seeds of the emulator tests (step_emu_test.cpp, step12_tilings_test.cpp), both fresh each
 // run unless set, and printed with every failure: the inputs' (GEMM_TEST_SEED replays it) and the
 // emulator's schedule (GEMM_EMU_SEED; the driver's --emu-seed takes the same value).
 #pragma once

@@ -1,5 +1,5 @@
 // The GPU tests' check that a step's D does not depend on the order in which its CTAs finish
-// (step_test.cpp, step12_widths_test.cpp).
+// (step_test.cpp, step12_tilings_test.cpp).
 #pragma once
 
 #include <gtest/gtest.h>

@@ -106,10 +106,11 @@ NEW_REQUIREMENTS = {
     (11, "blackwell"): [("ptx", r"atom\.[\w:.]*add", "atom.add (a split tile's ticket)"),
                         ("ptx", r"fence\.acq_rel\.gpu", "fence.acq_rel.gpu (the parts of a split tile released "
                                                         "and acquired)")],
-    # Step 12's ring depth is a function of its width (ring_stages), no longer one constant: the deep
+    # Step 12's ring depth is a function of its tiling (ring_stages), no longer one constant: the deep
     # ring is step 8's lesson, checked there.
     (12, "hopper"): [("drop", "kStages", ""),
-                     ("ptx", r"\.entry\s+\S*kernelILi64E", "a kernel 64 columns wide (the width chosen per problem)")],
+                     ("ptx", r"\.entry\s+\S*kernelINS\w*TileConfigILi64E",
+                      "a kernel of 64-row tiles (the tiling chosen per problem)")],
     (12, "blackwell"): [("drop", "kStages", ""),
                         ("ptx", r"\.entry\s+\S*kernelILi64E", "a kernel 64 columns wide (the width chosen per "
                                                               "problem)")],
@@ -481,8 +482,8 @@ def draw_cases(step, seed):
     many = (128 * rng.randint(5, 6) + rng.randint(1, 127), 8 * rng.randint(60, 90), 8 * rng.randint(4, 24))
     cases = [("square", (square, square, square), False), ("non-square", nonsquare, True),
              ("ragged", ragged(), False), ("ragged", ragged(), True), ("many tiles", many, True)]
-    if step >= 11:  # one cluster tile (at every width of step 12: N <= 64, run() picks 64 columns), with K for
-        # a split in parts of at least 12 slices (float mode)
+    if step >= 11:  # one tile row of 128-row tiles (a few of step 12's 64-row tiles), N <= 64, with K for a split
+        # in parts of at least 12 slices (float mode)
         cases.append(("split", (rng.randint(129, 256), 8 * rng.randint(2, 8), 64 * rng.randint(24, 48)), False))
     return cases
 
@@ -494,7 +495,7 @@ def gpu_cases(step, seed):
     cases = [("square", (2048, 2048, 2048), False), ("non-square", (2048, 1536, 1024), False),
              ("ragged", (1000 + rng.randint(1, 200), 8 * rng.randint(100, 160), 8 * rng.randint(60, 128)), False),
              ("exact", (1024 + rng.randint(1, 127), 1024, 512), True)]
-    if step >= 11:  # one cluster tile (at every width of step 12), a long K: split over many clusters on any GPU
+    if step >= 11:  # one tile row (a few of step 12's 64-row tiles), a long K: split over many workers on any GPU
         cases.append(("split", (rng.randint(129, 256), 8 * rng.randint(2, 8), 64 * rng.randint(64, 128)), False))
     return cases
 

@@ -40,11 +40,11 @@ STEP_LINE_RE = re.compile(r"^\s*gemm_add_step\((\d\d)\s+(\w+)\)\s*$")
 # diagnostics and probes of tools/diag/ (the variants there are made from the solution text) and the
 # rest of tools/, and the emulator's own tests (small complete kernels of the lessons, and
 # variants that edit the steps' solution text: tests/emu/CMakeLists.txt then builds only the steps'
-# emulator tests; cmake/GemmVariant.cmake stays, for the copies of step 12 its tests run at each width).
+# emulator tests; cmake/GemmVariant.cmake stays, for the copies of step 12 its tests run at each tiling).
 INSTRUCTOR_ONLY = ("tools/", "tests/course/", "tests/emu/")
 # ... except these: the step comparison and the emulator-against-GPU check, and the steps' emulator tests.
 KEPT = {"tools/CMakeLists.txt", "tools/compare.sh", "tools/emu_vs_gpu.sh", "tests/emu/CMakeLists.txt",
-        "tests/emu/step_emu_test.cpp", "tests/emu/step12_widths_test.cpp", "tests/emu/emu_seeds.h"}
+        "tests/emu/step_emu_test.cpp", "tests/emu/step12_tilings_test.cpp", "tests/emu/emu_seeds.h"}
 HANDOUT_TOOLS_CMAKE = """\
 # tools/ in a handout (tools/handout): compare.sh and emu_vs_gpu.sh. The repository's diagnostics,
 # probes and checks of itself are not part of it.

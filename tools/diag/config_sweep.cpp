@@ -1,84 +1,80 @@
-// The measurement behind a rule that picks step 12's whole tile configuration per problem: rows per
-// CTA (64 or 128), consumer warpgroups (one or two), CTAs per cluster (two: B multicast; one: none)
-// and width. Hopper track (an H100 or H200); a target of the build:
+// The measurement behind step 12's choice of tiling (choose_tiling, kTilings): rows per CTA, width and
+// CTAs per cluster. Hopper track (an H100 or H200); a target of the build:
 //
 //   cmake --build build --target config_sweep && build/config_sweep [M N K]...
 //
-// (default: gemm_bench's 14 sizes). For every shape, cuBLAS, steps 11 and 12 (run(): its width) and
-// each configuration of the step12_mR_cC_xX_knobs variants of tools/diag/variants.py (and of
-// step12_knobs: 128 rows, two consumers, two CTAs) at each width it builds, with run()'s split of the
-// last wave and with none, take turns, each the median of 15 launches timed one by one, inputs
-// rotating over 3x the L2 (tools/diag/diag.h, Lab::time). Each configuration's D is first checked
-// against cuBLAS (float tolerance, guard band).
+// (default: gemm_bench's 14 sizes). For every shape, cuBLAS, run() (the tiling choose_tiling picks,
+// named in its line), step 11 and step 12 at each of its tilings (the step12_knobs variant of
+// tools/diag/variants.py), with run()'s split of the last wave and with none, take turns, each the
+// median of 15 launches timed one by one, inputs rotating over 3x the L2 (tools/diag/diag.h,
+// Lab::time). Each configuration's D is first checked against cuBLAS (float tolerance, guard band).
+#include <cstdio>
 #include <string>
 #include <vector>
 
+#include "harness/driver.h"  // the exit codes
 #include "tools/diag/diag.h"
-
-// The variants' launchers: run_with(p, stream, tile_n, min_split_slices, max_splits), as step12_knobs.
-#define GEMM_STEP12_CONFIG_VARIANT(ns)                                                                      \
-  namespace gemm::ns::hopper {                                                                              \
-  Status run_with(const Problem& p, cudaStream_t stream, int tile_n, int min_split_slices, int max_splits); \
-  }
-GEMM_STEP12_CONFIG_VARIANT(diag_step12_m64_c1_x2_knobs)
-GEMM_STEP12_CONFIG_VARIANT(diag_step12_m64_c1_x1_knobs)
-GEMM_STEP12_CONFIG_VARIANT(diag_step12_m128_c2_x1_knobs)
-GEMM_STEP12_CONFIG_VARIANT(diag_step12_m128_c1_x2_knobs)
-#undef GEMM_STEP12_CONFIG_VARIANT
 
 namespace {
 
 using namespace gemm;
 using namespace gemm::diag;
+namespace step12 = diag_step12_knobs::hopper;
 
 constexpr int kMinSplitSlices = 12;  // step 12's
 constexpr int kMaxSplits = 16;       // step 12's
 
-using RunWith = Status (*)(const Problem&, cudaStream_t, int, int, int);
+std::string tiling_name(int index) {
+  const TileChoice t = step12::tiling(index);
+  return std::to_string(t.rows) + "x" + std::to_string(t.columns) + (t.cluster_ctas > 1 ? " cluster" : " no cluster");
+}
 
-struct Family {
-  const char* name;  // rows x consumers x CTAs per cluster
-  RunWith run_with;
-  std::vector<int> widths;
-};
+Config step12_tiling(int index, bool split) {
+  return {"step12 " + tiling_name(index) + (split ? " split" : " no split"),
+          [index, split](const Problem& p, cudaStream_t s) {
+            return step12::run_with(p, s, index, kMinSplitSlices, split ? kMaxSplits : 1);
+          }};
+}
+
+int sweep(int argc, char** argv) {
+  std::vector<Shape> shapes;
+  if (!shape_args(argc, argv, "config_sweep",
+                  {{1024, 1024, 1024},
+                   {4001, 1000, 2056},
+                   {2048, 2048, 2048},
+                   {4096, 1024, 2048},
+                   {3000, 3000, 3000},
+                   {3072, 3072, 3072},
+                   {4096, 4096, 4096},
+                   {5120, 5120, 5120},
+                   {8192, 2048, 4096},
+                   {2048, 8192, 8192},
+                   {512, 4096, 4096},
+                   {256, 8192, 8192},
+                   {16384, 128, 4096},
+                   {8192, 8192, 8192}},
+                  &shapes))
+    return kExitUsage;
+
+  Lab lab;
+  std::printf("GPU %s\n", describe(lab.device()).c_str());
+  for (const Shape& s : shapes) {
+    Problem p;
+    static_cast<Shape&>(p) = s;
+    int chosen = 0;
+    if (Status st = step12::choose_tiling(p, &chosen); !st.ok()) throw Error(st.message());
+    Config run = hopper_step(step12_info());
+    run.name += " (run(): " + tiling_name(chosen) + ")";
+    std::vector<Config> configs = {run, hopper_step(step11_info())};
+    for (int i = 0; i < step12::tiling_count(); ++i)
+      for (bool split : {true, false}) configs.push_back(step12_tiling(i, split));
+    if (!lab.check_and_time(s, "", configs, kSweepWarmup, kSweepRounds)) return kExitFailure;
+  }
+  return kExitMatch;
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::vector<Family> families = {
-      {"m128 c2 x2", &diag_step12_knobs::hopper::run_with, {256, 192, 128, 64}},
-      {"m128 c2 x1", &diag_step12_m128_c2_x1_knobs::hopper::run_with, {256, 192, 128, 64}},
-      {"m128 c1 x2", &diag_step12_m128_c1_x2_knobs::hopper::run_with, {128, 64}},
-      {"m64 c1 x2", &diag_step12_m64_c1_x2_knobs::hopper::run_with, {256, 192, 128, 64}},
-      {"m64 c1 x1", &diag_step12_m64_c1_x1_knobs::hopper::run_with, {256, 192, 128, 64}},
-  };
-  return sweep_main(argc, argv, "config_sweep",
-                    {{1024, 1024, 1024},
-                     {4001, 1000, 2056},
-                     {2048, 2048, 2048},
-                     {4096, 1024, 2048},
-                     {3000, 3000, 3000},
-                     {3072, 3072, 3072},
-                     {4096, 4096, 4096},
-                     {5120, 5120, 5120},
-                     {8192, 2048, 4096},
-                     {2048, 8192, 8192},
-                     {512, 4096, 4096},
-                     {256, 8192, 8192},
-                     {16384, 128, 4096},
-                     {8192, 8192, 8192}},
-                    "", [&] {
-                      std::vector<Config> configs = {hopper_step(step11_info()), hopper_step(step12_info())};
-                      for (const Family& f : families)
-                        for (int width : f.widths)
-                          for (bool split : {true, false}) {
-                            const std::string name = std::string("step12 ") + f.name + " n" + std::to_string(width) +
-                                                     (split ? " split" : " no split");
-                            const RunWith run_with = f.run_with;
-                            configs.push_back({name, [run_with, width, split](const Problem& p, cudaStream_t s) {
-                                                 return run_with(p, s, width, kMinSplitSlices, split ? kMaxSplits : 1);
-                                               }});
-                          }
-                      return configs;
-                    });
+  return tool_main([&] { return sweep(argc, argv); });
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/problem.h"
+#include "common/tile_config.cuh"
 #include "harness/backend.h"
 #include "harness/device.h"
 #include "harness/reference.h"
@@ -31,11 +32,13 @@ namespace gemm::diag_step11_knobs::hopper {
 Status run_with(const Problem& p, cudaStream_t stream, int min_split_slices, int max_splits);
 }  // namespace gemm::diag_step11_knobs::hopper
 
-// Step 12's launcher with its width and split exposed (the variant step12_knobs): `tile_n` the columns
-// of one of its widths, or 0 for choose_tile_n's; and the width run() chooses for a problem.
+// Step 12's launcher with its tiling and split exposed (the variant step12_knobs): `index` one of its
+// kTilings, or -1 for choose_tiling's; the tiling run() chooses for a problem, and the tilings.
 namespace gemm::diag_step12_knobs::hopper {
-Status run_with(const Problem& p, cudaStream_t stream, int tile_n, int min_split_slices, int max_splits);
-Status choose_tile_n(const Problem& p, int* tile_n);
+Status run_with(const Problem& p, cudaStream_t stream, int index, int min_split_slices, int max_splits);
+Status choose_tiling(const Problem& p, int* index);
+int tiling_count();
+TileChoice tiling(int index);
 }  // namespace gemm::diag_step12_knobs::hopper
 
 namespace gemm {

@@ -18,13 +18,9 @@ when it is not found, so a variant never measures something else by accident):
   step11_knobs      step 11 with its split exposed as run_with(p, stream, min_split_slices,
                     max_splits): at least that many K slices a part, at most that many parts (1: no
                     split); run() as the step's
-  step12_knobs      step 12 likewise, and with the width: run_with(p, stream, tile_n,
-                    min_split_slices, max_splits), tile_n 0 for the one choose_tile_n picks
-  step12_mR_cC_xX_knobs  step12_knobs with another tile configuration: R rows per CTA, C consumer
-                    warpgroups, X CTAs per cluster (1: no multicast); the sweep of configurations
-                    (tools/diag/config_sweep.cpp). One consumer: no setmaxnreg (256 threads have 255
-                    registers each); one consumer of 128 rows: only the widths of at most 128 columns
-                    (two halves of 256 accumulators would not fit its registers)
+  step12_knobs      step 12 likewise, and with the tiling: run_with(p, stream, index,
+                    min_split_slices, max_splits), index into kTilings, -1 for the one choose_tiling
+                    picks
   *_trace           the same with DIAG_MARK(0) at a tile's start and DIAG_MARK(4) once its TMA store
                     has read shared memory (tools/diag/trace.cuh: %globaltimer and %smid per tile)
 
@@ -103,7 +99,7 @@ FOOTER = """
 #include "common/device.cuh"
 
 namespace gemm::diag_{name}::hopper {{
-Status resident(int* ctas) {{ return resident_ctas(kernel{tpl}, kThreads, smem_bytes<SharedStorage{tpl}>(), ctas); }}
+Status resident(int* ctas) {{ return resident_ctas(kernel{tpl}, kThreads{tpl}, smem_bytes<SharedStorage{tpl}>(), ctas); }}
 {trace}}}  // namespace gemm::diag_{name}::hopper
 """
 SET_TRACE = ("cudaError_t set_trace(unsigned long long* records) {\n"
@@ -133,29 +129,31 @@ KNOBS = {
             ("const SplitK split(sched.num_work(), clusters, k_slices, kMinSplitSlices, kMaxSplits);\n",
              "const SplitK split(sched.num_work(), clusters, k_slices, min_split_slices, max_splits);\n")],
            "Status run(const Problem& p, cudaStream_t stream) { return run_with(p, stream, kMinSplitSlices, kMaxSplits); }\n"),
-    "12": ([("template <int kTileN>\nStatus run_width(const Problem& p, cudaStream_t stream) {\n",
-             "template <int kTileN>\nStatus run_width(const Problem& p, cudaStream_t stream, int min_split_slices, "
+    "12": ([("template <class Tiling>\nStatus run_tiling(const Problem& p, cudaStream_t stream) {\n",
+             "template <class Tiling>\nStatus run_tiling(const Problem& p, cudaStream_t stream, int min_split_slices, "
              "int max_splits) {\n"),
             ("const SplitK split(sched.num_work(), clusters, k_slices, kMinSplitSlices, kMaxSplits);\n",
              "const SplitK split(sched.num_work(), clusters, k_slices, min_split_slices, max_splits);\n"),
             ("Status run(const Problem& p, cudaStream_t stream) {\n"
              "  if (Status s = check_problem(Contract::general, p); !s.ok()) return s;\n"
-             "  int tile_n = 0;\n"
-             "  if (Status s = choose_tile_n(p, &tile_n); !s.ok()) return s;\n",
-             "Status run_with(const Problem& p, cudaStream_t stream, int tile_n, int min_split_slices,\n"
+             "  int index = 0;\n"
+             "  if (Status s = choose_tiling(p, &index); !s.ok()) return s;\n",
+             "Status run_with(const Problem& p, cudaStream_t stream, int index, int min_split_slices,\n"
              "                int max_splits) {\n"
              "  if (Status s = check_problem(Contract::general, p); !s.ok()) return s;\n"
-             "  if (tile_n == 0)\n"
-             "    if (Status s = choose_tile_n(p, &tile_n); !s.ok()) return s;\n")]
-           + [(f"return run_width<{w}>(p, stream);", f"return run_width<{w}>(p, stream, min_split_slices, max_splits);")
-              for w in (256, 192, 128, 64)],
+             "  if (index < 0)\n"
+             "    if (Status s = choose_tiling(p, &index); !s.ok()) return s;\n")]
+           + [(f"return run_tiling<TilingAt<{i}>>(p, stream);",
+               f"return run_tiling<TilingAt<{i}>>(p, stream, min_split_slices, max_splits);") for i in range(7)],
            "Status run(const Problem& p, cudaStream_t stream) {\n"
-           "  return run_with(p, stream, /*tile_n=*/0, kMinSplitSlices, kMaxSplits);\n}\n"),
+           "  return run_with(p, stream, /*index=*/-1, kMinSplitSlices, kMaxSplits);\n}\n"
+           "int tiling_count() { return kTilingCount; }\n"
+           "TileChoice tiling(int index) { return kTilings[index]; }\n"),
 }
 
 
 def make(step, *, wait_one=False, group=None, cap3=False, trace=False, full_grid=False, knobs=False, stages=None,
-         tall=False, config=None):
+         tall=False):
     def build(name):
         src = (ROOT / f"steps/{FOLDERS[step]}/hopper.cu").read_text()
         src = replace(src, f"namespace gemm::step{step}::hopper", f"namespace gemm::diag_{name}::hopper", None)
@@ -177,27 +175,10 @@ def make(step, *, wait_one=False, group=None, cap3=False, trace=False, full_grid
         if cap3:
             src = replace(src, "__global__ void __launch_bounds__(kThreads)",
                           "__global__ void __launch_bounds__(kThreads, 3)")
-        tpl = "<256>" if step == "12" else ""  # step 12's kernel is a template on its width
-        if config is not None:
-            rows, consumers, cluster = config
-            src = replace(src, "constexpr int kTileM = 128;\n", f"constexpr int kTileM = {rows};\n")
-            src = replace(src, "constexpr int kConsumers = 2;\n", f"constexpr int kConsumers = {consumers};\n")
-            src = replace(src, "constexpr int kClusterM = 2;\n", f"constexpr int kClusterM = {cluster};\n")
-            if consumers == 1:  # 256 threads: 255 registers each from the launch, none to move
-                src = replace(src, "    setmaxnreg_dec<kProducerRegs>();  // the whole warpgroup executes it (.sync.aligned)\n", "")
-                src = replace(src, "    setmaxnreg_inc<kConsumerRegs>();\n", "")
-            if rows // consumers > 64:  # one consumer of 128 rows: two accumulator halves of each width
-                for w in (256, 192):
-                    src = replace(src, f"    case {w}: return run_width<{w}>(p, stream);\n", "")
-                src = replace(src, "fits<256>() && fits<192>() && ", "")
-                src = replace(src, "resident_clusters(kernel<256>, kThreads, smem_bytes<SharedStorage<256>>()",
-                              "resident_clusters(kernel<128>, kThreads, smem_bytes<SharedStorage<128>>()")
-                tpl = "<128>"
+        tpl = "<TilingAt<0>>" if step == "12" else ""  # step 12's kernel is a template on its tiling
         extra = ""
         if knobs:
             for old, new in KNOBS[step][0]:
-                if config is not None and old.startswith("return run_width<") and old not in src:
-                    continue  # a width this configuration does not build
                 src = replace(src, old, new)
             extra = KNOBS[step][1]
         if trace:
@@ -230,9 +211,7 @@ for _n in (2, 3, 4, 6):
 VARIANTS["step10_tile256x128"] = make("10", tall=True)
 VARIANTS["step11_knobs"] = make("11", knobs=True)
 VARIANTS["step12_knobs"] = make("12", knobs=True)
-for _rows, _consumers, _cluster in ((64, 1, 2), (64, 1, 1), (128, 2, 1), (128, 1, 2)):
-    VARIANTS[f"step12_m{_rows}_c{_consumers}_x{_cluster}_knobs"] = make("12", knobs=True,
-                                                                        config=(_rows, _consumers, _cluster))
+
 
 
 def main(argv):
