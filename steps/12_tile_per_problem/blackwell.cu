@@ -47,7 +47,8 @@ namespace gemm::step12::blackwell {
 using namespace gemm::blackwell;
 
 // The CTA tile: kTileM rows (one 128-row block per consumer) x kTileN columns, the pair's MMA N;
-// kTileN, the width, is the kernel's template parameter, one of kWidths below (choose_tile_n picks it).
+// kTileN, the width, is the kernel's template parameter, that of one of kTilings below (choose_tiling
+// picks it).
 constexpr int kTileM = 256;
 constexpr int kTileK = 64;      // one 128-byte swizzle atom of fp16
 constexpr int kLdColumns = 32;  // columns per tcgen05.ld.32x32b.x32

@@ -74,7 +74,8 @@ MAX_FILE_BYTES = 1 << 20
 # track's file must match), "const" (a constexpr int of the file at least this value), "grid" (the
 # emulated grid smaller than the tile count: a persistent kernel), "threads" (threads per CTA as the
 # emulator ran it, at least), "drop" (an earlier step's "const" of this name no longer applies). A
-# step's list adds to the previous step's.
+# step's list adds to the previous step's; a later "const" of a name, or a later "threads", replaces
+# the earlier one.
 WGMMA = ("ptx", r"wgmma\.mma_async", "wgmma.mma_async")
 TC_MMA = ("ptx", r"tcgen05\.mma\.cta_group", "tcgen05.mma")
 TC_LD = ("ptx", r"tcgen05\.ld\.", "tcgen05.ld")
@@ -107,8 +108,9 @@ NEW_REQUIREMENTS = {
                         ("ptx", r"fence\.acq_rel\.gpu", "fence.acq_rel.gpu (the parts of a split tile released "
                                                         "and acquired)")],
     # Step 12's ring depth is a function of its tiling (ring_stages), no longer one constant: the deep
-    # ring is step 8's lesson, checked there.
+    # ring is step 8's lesson, checked there. Its 64-row tilings have one consumer warpgroup.
     (12, "hopper"): [("drop", "kStages", ""),
+                     ("threads", 256, "a producer and a consumer warpgroup at least (256 threads)"),
                      ("ptx", r"\.entry\s+\S*kernelINS\w*TileConfigILi64E",
                       "a kernel of 64-row tiles (the tiling chosen per problem)")],
     (12, "blackwell"): [("drop", "kStages", ""),
@@ -141,6 +143,8 @@ def requirements(step, track):
                 continue
             if r[0] == "const":
                 out = [x for x in out if not (x[0] == "const" and x[1][0] == r[1][0])]
+            if r[0] == "threads":
+                out = [x for x in out if x[0] != "threads"]
             out.append(r)
     return out
 
