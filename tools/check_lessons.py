@@ -8,7 +8,7 @@
 - a step file's opening comment is the same in every step of its track but for its first line (the
   step line) and its numbered "What this step adds:" list;
 - the diff from the previous step's file to a step's file changes at most 250 lines (300 for step
-  7, which splits the kernel into roles; 350 for step 12, whose tiling becomes the template's
+  7, which splits the kernel into roles; 410 for step 12, whose tiling becomes the template's
   parameter and so touches every line that names the tile), solution markers not counted.
 
 Prints every broken rule, naming the file; exit status 1 if any, else 0. The ctest docs.lessons
@@ -24,7 +24,7 @@ import tempfile
 
 MAX_WORDS = 1300
 MAX_CHANGED = 250
-MAX_CHANGED_STEP = {7: 300, 12: 350}
+MAX_CHANGED_STEP = {7: 300, 12: 410}
 TRACKS = ("hopper", "blackwell")
 GENERATED = re.compile(r"<!-- results:.*?<!-- /results -->", re.S)
 MARKER = re.compile(r"^\s*// (BEGIN|END) SOLUTION")

@@ -6,16 +6,18 @@
 // ladder and the kernel as a whole.
 //
 // What this step adds:
-//   1. The kernel is a template on the tile's width, `kTileN`, the pair MMA's N (64 or 128
-//      columns), and so is everything that depends on it: the idesc (`kIdesc`), the TMEM columns
-//      (`kTmemColumns`), the ring's depth (`ring_stages`), the B half each CTA loads
-//      (`kBRowsPerCta`), the boxes stored, the partial sums (`kPartialFloat4s`); `fits` checks each
-//      width's shared memory, and `run_width` launches one width.
-//   2. `choose_tiling`: `run` picks the tiling (here the pair tile's width) whose busiest cluster
-//      has the least work, counted in K slices of its tiles and parts and weighted by each tiling's
-//      slice cost (`kTilings`, `kTileRule`; the rule is `choose_tile` of common/tile_config.cuh,
-//      which arrives with this lesson), from the problem's shape and the CTAs the GPU holds. No
-//      timing at run time: a problem gets the same tiling, and the same D, every run.
+//   1. The kernel is a template on its tiling, `TileConfig`: the CTA tile's rows (`kTileM`: 256, two
+//      consumers, or 128, one), its width (`kTileN`, the MMA's N: 64 or 128 columns) and the CTAs of
+//      a pair (`kClusterM`: 2, cta_group::2, or 1, cta_group::1 with the CTA's own loads); so is
+//      everything that depends on them: the warps, the idesc (`kIdesc`), the TMEM columns
+//      (`kTmemColumns`), the ring's depth (`ring_stages`), the B rows each CTA loads
+//      (`kBRowsPerCta`), the barrier counts, the boxes stored, the partial sums (`kPartialFloat4s`);
+//      `fits` checks each tiling's shared memory and TMEM, and `run_tiling` launches one.
+//   2. `choose_tiling`: `run` picks the tiling whose busiest worker has the least work, counted in
+//      K slices of its tiles and parts and weighted by each tiling's slice cost (`kTilings`,
+//      `kTileRule`; the rule is `choose_tile` of common/tile_config.cuh, which arrives with this
+//      lesson), from the problem's shape and the CTAs the GPU holds. No timing at run time: a
+//      problem gets the same tiling, and the same D, every run.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
@@ -46,66 +48,81 @@ namespace gemm::step12::blackwell {
 
 using namespace gemm::blackwell;
 
-// The CTA tile: kTileM rows (one 128-row block per consumer) x kTileN columns, the pair's MMA N;
-// kTileN, the width, is the kernel's template parameter, that of one of kTilings below (choose_tiling
-// picks it).
-constexpr int kTileM = 256;
 constexpr int kTileK = 64;      // one 128-byte swizzle atom of fp16
 constexpr int kLdColumns = 32;  // columns per tcgen05.ld.32x32b.x32
-// The CTA pair: the two CTAs of a 2x1 cluster, along M. Each holds half of the B tile.
-constexpr int kCtaGroup = 2;
-constexpr int kClusterM = kCtaGroup;
-template <int kTileN>
-constexpr int kBRowsPerCta = kTileN / kCtaGroup;
-// Two consumers: MMA warp i, accumulator i and epilogue warpgroup i. One cta_group::2 MMA covers at
-// most 256 rows (128 of each CTA), so the two consumers' pair tiles are stacked in M: consumer i's
-// MMAs cover block i, rows 128 i .. 128 i + 127 of each CTA's tile, against the same B, each into
-// its own 128 TMEM columns. The cluster's tile is 512x128, twice step 9's.
-constexpr int kConsumers = 2;
-constexpr int kBlockM = kTileM / kConsumers;
-constexpr int kMmaM = kCtaGroup * kBlockM;  // the pair's MMA M: 128 rows of each CTA
-// The pair's commits go to both CTAs: ranks 0 and 1, 0b11.
-constexpr uint16_t kPairMask = cta_pair_mask(0);
-// Eleven warps: the two epilogue warpgroups first (warps 0-7; warp w % 4 reaches TMEM lanes
-// 32 (w % 4) .., so each warpgroup reads all 128 lanes of its accumulator), then the producer and
-// the two MMA warps.
+// Each consumer (MMA warp i, accumulator i and epilogue warpgroup i) owns a block of kBlockM rows
+// of the CTA's tile: the 128 TMEM lanes.
+constexpr int kBlockM = 128;
+// A tiling: the CTA tile, kTileM x kTileN (256 rows: two consumers, whose blocks are stacked in M,
+// each MMA covering block i against the same B, into its own kTileN TMEM columns; 128: one), and
+// the CTAs of a pair along M, kClusterM (2: cta_group::2, the pair's MMA reads both CTAs' shared
+// memory and each CTA holds half of the B tile; 1: cta_group::1, a cluster of one CTA that loads
+// all of B, where "the pair" and "both CTAs" below mean this CTA alone). The kernel and everything
+// below that depends on the tile is a template on it; kTilings lists the ones run() chooses from
+// (choose_tiling).
+template <int kRows, int kColumns, int kCtas>
+struct TileConfig {
+  static constexpr int kTileM = kRows;
+  static constexpr int kTileN = kColumns;
+  static constexpr int kClusterM = kCtas;
+  static constexpr int kConsumers = kRows / kBlockM;
+};
+template <class Tiling>
+constexpr int kCtaGroup = Tiling::kClusterM;
+template <class Tiling>
+constexpr int kBRowsPerCta = Tiling::kTileN / kCtaGroup<Tiling>;
+template <class Tiling>
+constexpr int kMmaM = kCtaGroup<Tiling>* kBlockM;  // the MMA's M: 128 rows of each CTA
+// The MMA's commits go to every CTA of the pair: ranks 0 and 1, 0b11 (0b1 alone).
+template <class Tiling>
+constexpr uint16_t kPairMask = static_cast<uint16_t>((1u << kCtaGroup<Tiling>)-1);
+// The warps: the epilogue warpgroups first (warps 0-7 at two consumers; warp w % 4 reaches TMEM
+// lanes 32 (w % 4) .., so each warpgroup reads all 128 lanes of its accumulator), then the producer
+// and the MMA warps.
 constexpr int kEpilogueWarps = 4;  // per warpgroup
-constexpr int kProducerWarp = kConsumers * kEpilogueWarps;
-constexpr int kFirstMmaWarp = kProducerWarp + 1;  // MMA warp i is warp kFirstMmaWarp + i
-constexpr int kThreads = (kFirstMmaWarp + kConsumers) * kWarpSize;
+template <class Tiling>
+constexpr int kProducerWarp = Tiling::kConsumers* kEpilogueWarps;
+template <class Tiling>
+constexpr int kFirstMmaWarp = kProducerWarp<Tiling> + 1;  // MMA warp i is warp kFirstMmaWarp + i
+template <class Tiling>
+constexpr int kThreads = (kFirstMmaWarp<Tiling> + Tiling::kConsumers) * kWarpSize;
 constexpr int kEpilogueThreads = kEpilogueWarps * kWarpSize;
 // Named barriers of the epilogue warpgroups: warpgroup i syncs on kEpilogueBarrier + i (id 0 is
 // __syncthreads, which would wait for every warp; one id for both could complete with threads of
 // both).
 constexpr uint32_t kEpilogueBarrier = 1;
 // The fp32 accumulators take one TMEM column per output column; an allocation is a power of 2
-// of at least 32 columns, and always spans all 128 lanes. Each CTA allocates 2 x 128 columns: its
-// 128 rows of each consumer's pair accumulator.
-template <int kTileN>
-constexpr uint32_t kTmemColumns = static_cast<uint32_t>(kTileN) * kConsumers;
-// One MMA covers one consumer's pair tile: M256 N kTileN (K16), fp16 x fp16 -> fp32, A and B
+// of at least 32 columns, and always spans all 128 lanes. Each CTA allocates kTileN columns per
+// consumer: its 128 rows of each consumer's accumulator.
+template <class Tiling>
+constexpr uint32_t kTmemColumns = static_cast<uint32_t>(Tiling::kTileN) * Tiling::kConsumers;
+// One MMA covers one consumer's block: M kMmaM N kTileN (K16), fp16 x fp16 -> fp32, A and B
 // K-major. With cta_group::2 the idesc carries the PAIR's M and N. A constant expression, so an
-// illegal shape would not compile. 0x10200010 at 128 columns, 0x10100010 at 64.
-template <int kTileN>
-constexpr uint32_t kIdesc = make_idesc_f16(kCtaGroup, kMmaM, kTileN);
+// illegal shape would not compile. 0x10200010 and 0x10100010 for the pair at 128 and 64 columns,
+// 0x08200010 and 0x08100010 for one CTA.
+template <class Tiling>
+constexpr uint32_t kIdesc = make_idesc_f16(kCtaGroup<Tiling>, kMmaM<Tiling>, Tiling::kTileN);
 // The output tile is stored as boxes of 64 columns: a SW128 box row is at most 128 bytes.
 constexpr int kStoreCols = 64;
-template <int kTileN>
-constexpr int kStoreBoxes = kTileN / kStoreCols;
-// Bytes one K slice brings into ONE CTA's shared memory: A 256x64 (both blocks) and half of B,
-// (kTileN / 2) x 64. TMA always delivers the whole box, the zeros it fills past the edges included.
-template <int kTileN>
-constexpr uint32_t kStageBytes = kTileK * sizeof(__half) * (kTileM + kBRowsPerCta<kTileN>);
+template <class Tiling>
+constexpr int kStoreBoxes = Tiling::kTileN / kStoreCols;
+// Bytes one K slice brings into ONE CTA's shared memory: A kTileM x 64 (every block) and its part
+// of B, kBRowsPerCta x 64. TMA always delivers the whole box, the zeros it fills past the edges
+// included.
+template <class Tiling>
+constexpr uint32_t kStageBytes = kTileK * sizeof(__half) * (Tiling::kTileM + kBRowsPerCta<Tiling>);
 // What the leader's tma2mma expects per phase: the bytes of the pair, both CTAs' loads complete on
 // it. Never the whole cluster's (here the same), and never one CTA's: too many expected bytes never
 // complete the phase, too few complete it before the data has landed.
-template <int kTileN>
-constexpr uint32_t kPairStageBytes = static_cast<uint32_t>(kCtaGroup) * kStageBytes<kTileN>;
-// A stage is free once both MMA warps' MMAs reading it have completed: each commits to it.
-constexpr uint32_t kReleaseArrivals = kConsumers;
+template <class Tiling>
+constexpr uint32_t kPairStageBytes = static_cast<uint32_t>(kCtaGroup<Tiling>) * kStageBytes<Tiling>;
+// A stage is free once every MMA warp's MMAs reading it have completed: each commits to it.
+template <class Tiling>
+constexpr uint32_t kReleaseArrivals = Tiling::kConsumers;
 // The leader's ld2mma[i]: every thread of epilogue warpgroup i of both CTAs, once it has read its
 // TMEM.
-constexpr uint32_t kLd2mmaArrivals = kCtaGroup * kEpilogueThreads;
+template <class Tiling>
+constexpr uint32_t kLd2mmaArrivals = kCtaGroup<Tiling>* kEpilogueThreads;
 // Tile rows per L2 group of the scheduler: the hopper track's measured value (step 6's README.md),
 // rounded up by the scheduler to a multiple of the cluster.
 constexpr int kGroupM = 16;
@@ -117,57 +134,57 @@ constexpr int kMinSplitSlices = 12;
 constexpr int kMaxSplits = 16;
 // An epilogue warpgroup's block of a split tile in fp32: its 128 threads' rows, as float4s in the
 // order [column / 4][thread] (a warp's 32 float4 accesses are 512 contiguous bytes).
-template <int kTileN>
-constexpr int kPartialFloat4s = kTileN / 4 * kEpilogueThreads;
+template <class Tiling>
+constexpr int kPartialFloat4s = Tiling::kTileN / 4 * kEpilogueThreads;
 // What one CTA may have on the GPUs of this track (B200, GB200: 227 KB of dynamic shared memory).
 constexpr size_t kSmemLimit = 227 * 1024;
-// The ring: as deep as fits beside the staging buffers and 1 KB for the barriers, at most 8 stages:
-// 4 at 128 columns, 5 at 64 (the static_asserts on SharedStorage check the fit).
-template <int kTileN>
+// The ring: as deep as fits beside the staging buffers and 1 KB for the barriers, at most 8 stages
+// (the pair at 256 rows: 4 at 128 columns, 5 at 64; the static_asserts on SharedStorage check the
+// fit).
+template <class Tiling>
 constexpr int ring_stages() {
-  const size_t staging = kConsumers * kTileN * kBlockM * sizeof(__half);
-  const int fit = static_cast<int>((kSmemLimit - 1024 - staging) / kStageBytes<kTileN>);
+  const size_t staging = Tiling::kConsumers * Tiling::kTileN * kBlockM * sizeof(__half);
+  const int fit = static_cast<int>((kSmemLimit - 1024 - staging) / kStageBytes<Tiling>);
   return fit < 8 ? fit : 8;
 }
-template <int kTileN>
-constexpr int kStages = ring_stages<kTileN>();
+template <class Tiling>
+constexpr int kStages = ring_stages<Tiling>();
 
 // Every tile is rows x 128 bytes in the SW128 layout and starts on a 1024-byte boundary (the
 // swizzle pattern repeats every 8 rows = 1024 bytes; TMA and the descriptors assume it). The layout
 // is the same in both CTAs: the leader's descriptors address its own stage and the tensor core
 // reads the peer's operands at the same offsets.
-template <int kTileN>
+template <class Tiling>
 struct alignas(1024) SharedStorage {
-  __half a[kStages<kTileN>][kTileM * kTileK];                // kStages x 32 KB: blocks 0 and 1 of A, written by TMA
-  __half b[kStages<kTileN>][kBRowsPerCta<kTileN> * kTileK];  // kStages x kTileN x 64 B: this CTA's half of B (TMA)
-  __half d[kConsumers][kStoreBoxes<kTileN>]
-          [kBlockM * kStoreCols];     // 2 x kTileN x 256 B: each warpgroup's output block, read by TMA
-  uint64_t tma2mma[kStages<kTileN>];  // mbarrier (leader's): the pair's K slice has landed; unused in the odd CTA
-  uint64_t mma2tma[kStages<kTileN>];  // mbarrier (each CTA's): both MMA warps' MMAs reading the stage completed
-  uint64_t mma2ld[kConsumers];        // mbarrier (each CTA's): every MMA of consumer i's tile completed
-  uint64_t ld2mma[kConsumers];        // mbarrier (leader's): both warpgroups i have read accumulator i
-  uint32_t tmem_base;                 // tcgen05.alloc writes the accumulators' address here
-  uint32_t ticket[kConsumers];        // each epilogue warpgroup's split ticket
+  __half a[kStages<Tiling>][Tiling::kTileM * kTileK];        // every block of A, written by TMA
+  __half b[kStages<Tiling>][kBRowsPerCta<Tiling> * kTileK];  // this CTA's part of B (TMA)
+  __half d[Tiling::kConsumers][kStoreBoxes<Tiling>]
+          [kBlockM * kStoreCols];       // each warpgroup's output block, read by TMA
+  uint64_t tma2mma[kStages<Tiling>];    // mbarrier (leader's): the pair's K slice has landed; unused in the odd CTA
+  uint64_t mma2tma[kStages<Tiling>];    // mbarrier (each CTA's): every MMA warp's MMAs reading the stage completed
+  uint64_t mma2ld[Tiling::kConsumers];  // mbarrier (each CTA's): every MMA of consumer i's tile completed
+  uint64_t ld2mma[Tiling::kConsumers];  // mbarrier (leader's): both warpgroups i have read accumulator i
+  uint32_t tmem_base;                   // tcgen05.alloc writes the accumulators' address here
+  uint32_t ticket[Tiling::kConsumers];  // each epilogue warpgroup's split ticket
 };
-template <int kTileN>
+template <class Tiling>
 constexpr bool fits() {
-  static_assert(sizeof(SharedStorage<kTileN>::a[0]) % 1024 == 0 && sizeof(SharedStorage<kTileN>::b[0]) % 1024 == 0 &&
-                    sizeof(SharedStorage<kTileN>::d[0][0]) % 1024 == 0 && kBlockM * kTileK * sizeof(__half) % 1024 == 0,
-                "every tile, and block 1 of A, must start on a 1024-byte boundary");
-  static_assert(sizeof(SharedStorage<kTileN>) <= kSmemLimit,
+  static_assert(sizeof(SharedStorage<Tiling>::a[0]) % 1024 == 0 && sizeof(SharedStorage<Tiling>::b[0]) % 1024 == 0 &&
+                    sizeof(SharedStorage<Tiling>::d[0][0]) % 1024 == 0 && kBlockM * kTileK * sizeof(__half) % 1024 == 0,
+                "every tile, and every block of A, must start on a 1024-byte boundary");
+  static_assert(sizeof(SharedStorage<Tiling>) <= kSmemLimit,
                 "the ring and the staging buffers must fit in shared memory");
   // Shared memory alone keeps the CTAs on an SM within the accumulators TMEM holds, so no
   // tcgen05.alloc waits for a neighbour's columns (step 3 padded its request to make sure).
-  static_assert(tmem_limited_smem_bytes(smem_bytes<SharedStorage<kTileN>>(), kTmemColumns<kTileN>) ==
-                    smem_bytes<SharedStorage<kTileN>>(),
+  static_assert(tmem_limited_smem_bytes(smem_bytes<SharedStorage<Tiling>>(), kTmemColumns<Tiling>) ==
+                    smem_bytes<SharedStorage<Tiling>>(),
                 "TMEM must not hold fewer accumulators than shared memory holds CTAs");
   // One CTA per SM, as the pair's TMEM needs: a pair that shared its SMs with another would contend
   // with it for their TMEM, and two pairs waiting in tcgen05.alloc for each other's columns deadlock.
-  static_assert(sizeof(SharedStorage<kTileN>) > kSmemLimit / 2,
+  static_assert(sizeof(SharedStorage<Tiling>) > kSmemLimit / 2,
                 "one CTA per SM: no other CTA pair shares this pair's TMEM");
   return true;
 }
-static_assert(fits<128>() && fits<64>(), "every width run() chooses from");
 
 // Where the parts of the split tiles meet (SplitK): for split unit u, part p, CTA rank r and
 // consumer c, a partial sum at partials + (((u x parts + p) x kClusterM + r) x kConsumers + c) x
@@ -188,8 +205,8 @@ __device__ uint32_t pack_half2(uint32_t lo, uint32_t hi) {
 // Loads K slice `k_slice` of this CTA's tile at (m0, n0) into the producer's next stage, once that
 // stage is free, and moves the producer on: the A box of both blocks and this CTA's half of the B
 // tile, rows n0 + 64 rank .. +63. One thread.
-template <int kTileN>
-__device__ __forceinline__ void load_slice(SharedStorage<kTileN>& smem, PipelineState<kStages<kTileN>>& write,
+template <class Tiling>
+__device__ __forceinline__ void load_slice(SharedStorage<Tiling>& smem, PipelineState<kStages<Tiling>>& write,
                                            const CUtensorMap* map_a, const CUtensorMap* map_b, int64_t m0, int64_t n0,
                                            int64_t k_slice, uint32_t rank) {
   // BEGIN SOLUTION step05: wait (mbarrier_wait) on mma2tma[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
@@ -198,9 +215,15 @@ __device__ __forceinline__ void load_slice(SharedStorage<kTileN>& smem, Pipeline
   // BEGIN SOLUTION step09: the leader (rank 0) announces the pair's bytes, kPairStageBytes, on its tma2mma[s] (mbarrier_arrive_expect_tx); then each CTA loads its A box at {k0, m0} and its half of B at {k0, n0 + 64 rank} into stage s = write.stage with tma_load_2d_cta_pair, whose bytes complete on the leader's barrier.
   const int s = write.stage;
   const int32_t k0 = static_cast<int32_t>(k_slice * kTileK);
-  if (rank == 0) mbarrier_arrive_expect_tx(&smem.tma2mma[s], kPairStageBytes<kTileN>);
-  tma_load_2d_cta_pair(smem.a[s], map_a, &smem.tma2mma[s], k0, static_cast<int32_t>(m0));
-  tma_load_2d_cta_pair(smem.b[s], map_b, &smem.tma2mma[s], k0, static_cast<int32_t>(n0 + rank * kBRowsPerCta<kTileN>));
+  if (rank == 0) mbarrier_arrive_expect_tx(&smem.tma2mma[s], kPairStageBytes<Tiling>);
+  if constexpr (kCtaGroup<Tiling> == 2) {
+    tma_load_2d_cta_pair(smem.a[s], map_a, &smem.tma2mma[s], k0, static_cast<int32_t>(m0));
+    tma_load_2d_cta_pair(smem.b[s], map_b, &smem.tma2mma[s], k0,
+                         static_cast<int32_t>(n0 + rank * kBRowsPerCta<Tiling>));
+  } else {  // no pair: this CTA's own barrier, the whole B
+    tma_load_2d(smem.a[s], map_a, &smem.tma2mma[s], k0, static_cast<int32_t>(m0));
+    tma_load_2d(smem.b[s], map_b, &smem.tma2mma[s], k0, static_cast<int32_t>(n0));
+  }
   // END SOLUTION step09
   write.advance();
 }
@@ -208,10 +231,10 @@ __device__ __forceinline__ void load_slice(SharedStorage<kTileN>& smem, Pipeline
 // The producer: one thread in each CTA. Walks this cluster's work units in the scheduler's order
 // and loads every K slice of this CTA's tile of each into the ring; load_slice waits for a free
 // stage. Both CTAs walk the same units, so their rings advance in step.
-template <int kTileN>
-__device__ __forceinline__ void producer(SharedStorage<kTileN>& smem, const CUtensorMap* map_a,
+template <class Tiling>
+__device__ __forceinline__ void producer(SharedStorage<Tiling>& smem, const CUtensorMap* map_a,
                                          const CUtensorMap* map_b, const TileScheduler& sched, const SplitK& split) {
-  PipelineState<kStages<kTileN>> write;  // the stage the producer fills next, across tiles
+  PipelineState<kStages<Tiling>> write;  // the stage the producer fills next, across tiles
   const uint32_t rank = cluster_ctarank();
   // BEGIN SOLUTION step11: for each of this cluster's work items (split.begin(cluster_id_x(), cluster_count_x()), split.item(cursor.unit)), load K slices item.k_begin .. item.k_end - 1, the i-th being k_slice_in_turn(turn, i, item.k_begin, item.k_end) with turn = cursor.turn(), worked out once per tile, of this CTA's tile of the item's unit, sched.tile(unit, rank) (origin tile.m * 256, tile.n * 128), with load_slice; a TraceTile (TraceRole::producer, the unit) spans each tile for the timeline; a phantom tile past M is loaded too (the pair's MMA reads it, zeros, and the leader expects its bytes).
   for (WorkCursor cursor = split.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance()) {
@@ -220,7 +243,7 @@ __device__ __forceinline__ void producer(SharedStorage<kTileN>& smem, const CUte
     const int64_t turn = cursor.turn();  // once per tile: a 64-bit division
     const TraceTile traced(TraceRole::producer, cursor.unit);
     for (int64_t i = 0; i < item.k_end - item.k_begin; ++i)
-      load_slice(smem, write, map_a, map_b, tile.m * kTileM, tile.n * kTileN,
+      load_slice(smem, write, map_a, map_b, tile.m * Tiling::kTileM, tile.n * Tiling::kTileN,
                  k_slice_in_turn(turn, i, item.k_begin, item.k_end), rank);
   }
   // END SOLUTION step11
@@ -229,7 +252,7 @@ __device__ __forceinline__ void producer(SharedStorage<kTileN>& smem, const CUte
   // arrivals on mma2tma are asynchronous, and must land before the barriers' shared memory goes
   // away and TMEM is released. A position of the ring that was never filled passes at once (the
   // producer's parity of a fresh barrier).
-  for (int s = 0; s < kStages<kTileN>; ++s) {
+  for (int s = 0; s < kStages<Tiling>; ++s) {
     mbarrier_wait(&smem.mma2tma[write.stage], write.empty_parity(), WaitTag{"mma2tma", "producer tail"});
     write.advance();
   }
@@ -240,8 +263,8 @@ __device__ __forceinline__ void producer(SharedStorage<kTileN>& smem, const CUte
 // into its accumulator `acc`, each stage released in both CTAs by a commit once its MMAs complete
 // (both MMA warps commit every slice); then one commit tells both CTAs' epilogue warpgroups
 // `consumer` that the accumulator is final. One thread, in the leader CTA only.
-template <int kTileN>
-__device__ __forceinline__ void mma_tile(SharedStorage<kTileN>& smem, PipelineState<kStages<kTileN>>& read,
+template <class Tiling>
+__device__ __forceinline__ void mma_tile(SharedStorage<Tiling>& smem, PipelineState<kStages<Tiling>>& read,
                                          int64_t k_slices, uint32_t acc, int consumer) {
   uint32_t a_block = 0;  // the byte offset of this consumer's block of A in a stage
   // BEGIN SOLUTION step10: consumer `consumer` reads block `consumer` of A, kBlockM rows, consumer * kBlockM * kTileK * 2 bytes into each stage.
@@ -262,17 +285,17 @@ __device__ __forceinline__ void mma_tile(SharedStorage<kTileN>& smem, PipelineSt
       const uint32_t k_bytes = k * kMmaK * sizeof(__half);  // 32 B per k16 slice
       const uint64_t a_desc = make_smem_desc_k_sw128(smem_addr(smem.a[read.stage]) + a_block + k_bytes);
       const uint64_t b_desc = make_smem_desc_k_sw128(smem_addr(smem.b[read.stage]) + k_bytes);
-      tcgen05_mma_f16<kCtaGroup>(acc, a_desc, b_desc, kIdesc<kTileN>, /*enable_input_d=*/ks > 0 || k > 0);
+      tcgen05_mma_f16<kCtaGroup<Tiling>>(acc, a_desc, b_desc, kIdesc<Tiling>, /*enable_input_d=*/ks > 0 || k > 0);
     }
     // END SOLUTION step02
 
     // BEGIN SOLUTION step09: tcgen05_commit_multicast<kCtaGroup> to mma2tma[read.stage] of both CTAs (kPairMask): the stage is free in both once these MMAs, which read both CTAs' shared memory, complete.
-    tcgen05_commit_multicast<kCtaGroup>(&smem.mma2tma[read.stage], kPairMask);
+    tcgen05_commit_multicast<kCtaGroup<Tiling>>(&smem.mma2tma[read.stage], kPairMask<Tiling>);
     // END SOLUTION step09
     read.advance();
   }
   // BEGIN SOLUTION step10: one more commit, tcgen05_commit_multicast<kCtaGroup> to mma2ld[consumer] of both CTAs (kPairMask): it arrives once every MMA of this consumer's tile has completed, in both CTAs' TMEM.
-  tcgen05_commit_multicast<kCtaGroup>(&smem.mma2ld[consumer], kPairMask);
+  tcgen05_commit_multicast<kCtaGroup<Tiling>>(&smem.mma2ld[consumer], kPairMask<Tiling>);
   // END SOLUTION step10
 }
 
@@ -281,20 +304,21 @@ __device__ __forceinline__ void mma_tile(SharedStorage<kTileN>& smem, PipelineSt
 // ticket (parts - 1) adds every part's slot into v, in part order (so D does not depend on which
 // part finished last), and returns true: it stores the block. The others return false. `t` is the
 // thread's index in its warpgroup.
-template <int kTileN>
-__device__ __forceinline__ bool reduce_split(SharedStorage<kTileN>& smem,
-                                             uint32_t (&v)[kTileN / kLdColumns][kLdColumns],
+template <class Tiling>
+__device__ __forceinline__ bool reduce_split(SharedStorage<Tiling>& smem,
+                                             uint32_t (&v)[Tiling::kTileN / kLdColumns][kLdColumns],
                                              const SplitScratch& scratch, const WorkItem& item, uint32_t rank,
                                              int consumer, int t, uint32_t barrier) {
   auto slot = [&](int part) {
     return scratch.partials +
-           (((item.split * item.parts + part) * kClusterM + rank) * kConsumers + consumer) * kPartialFloat4s<kTileN>;
+           (((item.split * item.parts + part) * Tiling::kClusterM + rank) * Tiling::kConsumers + consumer) *
+               kPartialFloat4s<Tiling>;
   };
-  uint32_t* ticket = scratch.tickets + (item.split * kClusterM + rank) * kConsumers + consumer;
+  uint32_t* ticket = scratch.tickets + (item.split * Tiling::kClusterM + rank) * Tiling::kConsumers + consumer;
   // BEGIN SOLUTION step11: store v to slot(item.part) (columns 4i .. 4i + 3 as a float4 at [i * kEpilogueThreads + t]; v holds float bits: tmem_f32 and f32_bits convert), sync the warpgroup (named_barrier_sync); thread 0 fences (fence_acq_rel_gpu: release), takes a ticket (atomic_add_gpu) into smem.ticket[consumer], fences again (acquire); sync again; all but the last part return false; the last sums slots 0 .. parts - 1 in order into v and resets the ticket to 0 (then it returns true).
   float4* mine = slot(item.part);
 #pragma unroll
-  for (int i = 0; i < kTileN / 4; ++i) {
+  for (int i = 0; i < Tiling::kTileN / 4; ++i) {
     const uint32_t* w = &v[4 * i / kLdColumns][4 * i % kLdColumns];
     mine[i * kEpilogueThreads + t] = make_float4(tmem_f32(w[0]), tmem_f32(w[1]), tmem_f32(w[2]), tmem_f32(w[3]));
   }
@@ -313,7 +337,7 @@ __device__ __forceinline__ bool reduce_split(SharedStorage<kTileN>& smem,
   for (int part = 0; part < item.parts; ++part) {
     const float4* sums = slot(part);
 #pragma unroll
-    for (int i = 0; i < kTileN / 4; ++i) {
+    for (int i = 0; i < Tiling::kTileN / 4; ++i) {
       const float4 x = sums[i * kEpilogueThreads + t];
       uint32_t* w = &v[4 * i / kLdColumns][4 * i % kLdColumns];
       const float base[4] = {part == 0 ? 0.0f : tmem_f32(w[0]), part == 0 ? 0.0f : tmem_f32(w[1]),
@@ -334,8 +358,8 @@ __device__ __forceinline__ bool reduce_split(SharedStorage<kTileN>& smem,
 // warpgroup's staging buffer (SW128 boxes) -> TMA store, unless the block `writes` nothing (it
 // starts past M) or is a part of a split tile that is not the last to finish. Epilogue warpgroup
 // `consumer`; thread t owns row t of the block.
-template <int kTileN>
-__device__ __forceinline__ void epilogue_tile(SharedStorage<kTileN>& smem, const CUtensorMap* map_d, int64_t m0,
+template <class Tiling>
+__device__ __forceinline__ void epilogue_tile(SharedStorage<Tiling>& smem, const CUtensorMap* map_d, int64_t m0,
                                               int64_t n0, int64_t N, bool writes, uint32_t acc, int consumer,
                                               const SplitScratch& scratch, const WorkItem& item) {
   const TraceEpilogue traced_epilogue;
@@ -343,9 +367,9 @@ __device__ __forceinline__ void epilogue_tile(SharedStorage<kTileN>& smem, const
   const uint32_t barrier = kEpilogueBarrier + static_cast<uint32_t>(consumer);  // this warpgroup's only
   const int warp = warp_id();
   // TMEM -> registers, the whole row: 4 x 32 columns.
-  uint32_t v[kTileN / kLdColumns][kLdColumns];  // columns 32 c .. 32 c + 31 of this thread's row, fp32 bits
+  uint32_t v[Tiling::kTileN / kLdColumns][kLdColumns];  // columns 32 c .. 32 c + 31 of this thread's row, fp32 bits
 #pragma unroll
-  for (int c = 0; c < kTileN / kLdColumns; ++c) {
+  for (int c = 0; c < Tiling::kTileN / kLdColumns; ++c) {
     uint32_t taddr = 0;
     // BEGIN SOLUTION step01: warp w may read only TMEM lanes 32*(w%4)..+31 (tmem_lane_base(warp)): chunk c of its rows of this consumer's accumulator is at tmem_addr(acc, that lane base, column c * kLdColumns), and thread t of the warp gets lane base + t, i.e. tile row base + t.
     taddr = tmem_addr(acc, tmem_lane_base(warp), c * kLdColumns);
@@ -354,7 +378,7 @@ __device__ __forceinline__ void epilogue_tile(SharedStorage<kTileN>& smem, const
   }
   tmem_wait_ld();  // the loaded registers are valid only after the wait
 #pragma unroll
-  for (int c = 0; c < kTileN / kLdColumns; ++c) tmem_fence_operands(v[c]);  // ... and not read before it
+  for (int c = 0; c < Tiling::kTileN / kLdColumns; ++c) tmem_fence_operands(v[c]);  // ... and not read before it
 
   // BEGIN SOLUTION step10: release accumulator `consumer` on the LEADER's ld2mma[consumer]: tcgen05_fence_before_thread_sync (orders the completed tcgen05.ld before the arrive), then every thread of this warpgroup, in both CTAs, arrives there (mbarrier_arrive_cluster to rank 0).
   tcgen05_fence_before_thread_sync();
@@ -376,7 +400,7 @@ __device__ __forceinline__ void epilogue_tile(SharedStorage<kTileN>& smem, const
   // conflicts.
   const int row = t;
 #pragma unroll
-  for (int c = 0; c < kTileN / kLdColumns; ++c) {
+  for (int c = 0; c < Tiling::kTileN / kLdColumns; ++c) {
 #pragma unroll
     for (int j = 0; j < kLdColumns; j += 8) {  // 8 fp16 = one 16-byte chunk
       const uint32_t* w = &v[c][j];
@@ -400,7 +424,7 @@ __device__ __forceinline__ void epilogue_tile(SharedStorage<kTileN>& smem, const
   // BEGIN SOLUTION step04: thread 0 stores box b at {n0 + 64 b, m0} with tma_store_2d (skip a box wholly past N, and every box of a tile that writes nothing; TMA clips the rest) and commits the bulk group (tma_store_commit_group); the next tile's epilogue waits for it to have read the buffer.
   if (t == 0) {
 #pragma unroll
-    for (int b = 0; b < kStoreBoxes<kTileN>; ++b)
+    for (int b = 0; b < kStoreBoxes<Tiling>; ++b)
       if (writes && n0 + b * kStoreCols < N)
         tma_store_2d(map_d, smem.d[consumer][b], static_cast<int32_t>(n0 + b * kStoreCols), static_cast<int32_t>(m0));
     tma_store_commit_group();
@@ -413,13 +437,13 @@ __device__ __forceinline__ void epilogue_tile(SharedStorage<kTileN>& smem, const
 // accumulator of the previous one, then its MMAs over the item's K slices (the accumulator starts
 // afresh at the item's first slice: a part of a split tile sums only its own slices). Both MMA warps
 // walk the same stages.
-template <int kTileN>
-__device__ __forceinline__ void mma(SharedStorage<kTileN>& smem, const SplitK& split, uint32_t tmem_acc, int consumer) {
-  PipelineState<kStages<kTileN>> read;  // the stage the MMAs read next, across tiles
+template <class Tiling>
+__device__ __forceinline__ void mma(SharedStorage<Tiling>& smem, const SplitK& split, uint32_t tmem_acc, int consumer) {
+  PipelineState<kStages<Tiling>> read;  // the stage the MMAs read next, across tiles
   int64_t local = 0;                    // this cluster's tile count
   uint32_t acc = 0;                     // this consumer's accumulator (a TMEM address)
   // BEGIN SOLUTION step10: consumer `consumer` accumulates at TMEM column 128 consumer (tmem_acc + consumer * kTileN).
-  acc = tmem_acc + static_cast<uint32_t>(consumer) * kTileN;
+  acc = tmem_acc + static_cast<uint32_t>(consumer) * Tiling::kTileN;
   // END SOLUTION step10
   for (WorkCursor cursor = split.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance(), ++local) {
     // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
@@ -440,13 +464,13 @@ __device__ __forceinline__ void mma(SharedStorage<kTileN>& smem, const SplitK& s
 // The epilogue of consumer `consumer`: epilogue warpgroup `consumer` of each CTA. For each work item,
 // in the producer's order: wait for accumulator `consumer`, then the epilogue of block `consumer` of
 // this CTA's tile.
-template <int kTileN>
-__device__ __forceinline__ void epilogue(SharedStorage<kTileN>& smem, const CUtensorMap* map_d,
+template <class Tiling>
+__device__ __forceinline__ void epilogue(SharedStorage<Tiling>& smem, const CUtensorMap* map_d,
                                          const TileScheduler& sched, const SplitK& split, const SplitScratch& scratch,
                                          int64_t M, int64_t N, uint32_t tmem_acc, int consumer) {
   const uint32_t rank = cluster_ctarank();
-  const uint32_t acc = tmem_acc + static_cast<uint32_t>(consumer) * kTileN;  // this consumer's accumulator
-  int64_t local = 0;                                                         // this cluster's tile count
+  const uint32_t acc = tmem_acc + static_cast<uint32_t>(consumer) * Tiling::kTileN;  // this consumer's accumulator
+  int64_t local = 0;                                                                 // this cluster's tile count
   for (WorkCursor cursor = split.begin(cluster_id_x(), cluster_count_x()); cursor.valid(); cursor.advance(), ++local) {
     const WorkItem item = split.item(cursor.unit);
     int64_t m0 = 0, n0 = 0;  // the block's first row and column
@@ -455,8 +479,8 @@ __device__ __forceinline__ void epilogue(SharedStorage<kTileN>& smem, const CUte
     bool writes = false;
     // BEGIN SOLUTION step10: this CTA's tile is sched.tile(item.unit, rank), its origin (tile.m * 256, tile.n * 128); this warpgroup's block starts kBlockM * consumer rows further (64-bit); it writes D only if the block starts before M.
     const Tile tile = sched.tile(item.unit, static_cast<int>(rank));
-    m0 = tile.m * kTileM + consumer * kBlockM;
-    n0 = tile.n * kTileN;
+    m0 = tile.m * Tiling::kTileM + consumer * kBlockM;
+    n0 = tile.n * Tiling::kTileN;
     writes = m0 < M;
     // END SOLUTION step10
     // The timeline's spans (docs/timeline.md), each to the end of its scope; empty unless traced.
@@ -477,11 +501,11 @@ __device__ __forceinline__ void epilogue(SharedStorage<kTileN>& smem, const CUte
   if (threadIdx.x % kEpilogueThreads == 0) tma_store_wait_group_read<0>();
 }
 
-template <int kTileN>
-__global__ void __launch_bounds__(kThreads)
+template <class Tiling>
+__global__ void __launch_bounds__(kThreads<Tiling>)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
            const __grid_constant__ CUtensorMap map_d, int64_t M, int64_t N, SplitK split, SplitScratch scratch) {
-  SharedStorage<kTileN>& smem = dynamic_smem<SharedStorage<kTileN>>();
+  SharedStorage<Tiling>& smem = dynamic_smem<SharedStorage<Tiling>>();
   const int warp = warp_id();
   const uint32_t rank = cluster_ctarank();
 
@@ -490,8 +514,8 @@ __global__ void __launch_bounds__(kThreads)
   // BEGIN SOLUTION step09: a cluster barrier first (cluster_sync, every thread of both CTAs: the peer is running); then warp 0 allocates the pair's TMEM, kTmemColumns (tmem_alloc<kCtaGroup, ...>: tcgen05.alloc.cta_group::2), and relinquishes the permit (tmem_relinquish_alloc_permit<kCtaGroup>), in both CTAs.
   cluster_sync();  // the pair's allocation is made by both CTAs, once both run
   if (warp == 0) {
-    tmem_alloc<kCtaGroup, kTmemColumns<kTileN>>(&smem.tmem_base);
-    tmem_relinquish_alloc_permit<kCtaGroup>();  // no more allocations here: a waiting CTA may allocate
+    tmem_alloc<kCtaGroup<Tiling>, kTmemColumns<Tiling>>(&smem.tmem_base);
+    tmem_relinquish_alloc_permit<kCtaGroup<Tiling>>();  // no more allocations here: a waiting CTA may allocate
   }
   // END SOLUTION step09
   if (threadIdx.x == 0) {
@@ -501,14 +525,14 @@ __global__ void __launch_bounds__(kThreads)
     tma_prefetch_descriptor(&map_b);
     tma_prefetch_descriptor(&map_d);
 #pragma unroll
-    for (int s = 0; s < kStages<kTileN>; ++s) {
-      mbarrier_init(&smem.tma2mma[s], 1);                 // the leader's arrive.expect_tx (both CTAs' bytes)
-      mbarrier_init(&smem.mma2tma[s], kReleaseArrivals);  // each MMA warp's tcgen05.commit after its MMAs
+    for (int s = 0; s < kStages<Tiling>; ++s) {
+      mbarrier_init(&smem.tma2mma[s], 1);                         // the leader's arrive.expect_tx (both CTAs' bytes)
+      mbarrier_init(&smem.mma2tma[s], kReleaseArrivals<Tiling>);  // each MMA warp's tcgen05.commit after its MMAs
     }
 #pragma unroll
-    for (int i = 0; i < kConsumers; ++i) {
-      mbarrier_init(&smem.mma2ld[i], 1);                // MMA warp i's tcgen05.commit after its tile's last MMAs
-      mbarrier_init(&smem.ld2mma[i], kLd2mmaArrivals);  // warpgroup i of both CTAs, once it has read TMEM
+    for (int i = 0; i < Tiling::kConsumers; ++i) {
+      mbarrier_init(&smem.mma2ld[i], 1);  // MMA warp i's tcgen05.commit after its tile's last MMAs
+      mbarrier_init(&smem.ld2mma[i], kLd2mmaArrivals<Tiling>);  // warpgroup i of both CTAs, once it has read TMEM
     }
     fence_mbarrier_init();  // the inits are visible to the async proxy (TMA, commit) and to the peer CTA
   }
@@ -522,13 +546,14 @@ __global__ void __launch_bounds__(kThreads)
   tcgen05_fence_after_thread_sync();
   const uint32_t tmem_acc = smem.tmem_base;  // lane 0, first allocated column
 
-  const TileScheduler sched((M + kTileM - 1) / kTileM, (N + kTileN - 1) / kTileN, kClusterM, kGroupM);
+  const TileScheduler sched((M + Tiling::kTileM - 1) / Tiling::kTileM, (N + Tiling::kTileN - 1) / Tiling::kTileN,
+                            Tiling::kClusterM, kGroupM);
 
   // BEGIN SOLUTION step10: warp kProducerWarp: one elected thread (elect_one_sync) runs producer(); warp kFirstMmaWarp + i: in the leader CTA only (cluster rank 0), one elected thread runs mma() for consumer i; warpgroup i (warps 4 i .. 4 i + 3) runs epilogue() for consumer i. Every thread then falls through to the teardown.
-  if (warp == kProducerWarp) {
+  if (warp == kProducerWarp<Tiling>) {
     if (elect_one_sync()) producer(smem, &map_a, &map_b, sched, split);
-  } else if (warp >= kFirstMmaWarp) {
-    if (rank == 0 && elect_one_sync()) mma(smem, split, tmem_acc, warp - kFirstMmaWarp);
+  } else if (warp >= kFirstMmaWarp<Tiling>) {
+    if (rank == 0 && elect_one_sync()) mma(smem, split, tmem_acc, warp - kFirstMmaWarp<Tiling>);
   } else {
     epilogue(smem, &map_d, sched, split, scratch, M, N, tmem_acc, warpgroup_id());
   }
@@ -545,27 +570,28 @@ __global__ void __launch_bounds__(kThreads)
   // END SOLUTION step09
   if (warp == 0) {
     warp_sync();  // tcgen05.dealloc is .sync.aligned, and lane 0 alone ran the last store's wait
-    tmem_dealloc<kCtaGroup, kTmemColumns<kTileN>>(tmem_acc);
+    tmem_dealloc<kCtaGroup<Tiling>, kTmemColumns<Tiling>>(tmem_acc);
   }
 }
 
-// The launcher of one width.
-template <int kTileN>
-Status run_width(const Problem& p, cudaStream_t stream) {
-  const TileScheduler sched((p.m + kTileM - 1) / kTileM, (p.n + kTileN - 1) / kTileN, kClusterM, kGroupM);
+// The launcher of one tiling.
+template <class Tiling>
+Status run_tiling(const Problem& p, cudaStream_t stream) {
+  const TileScheduler sched((p.m + Tiling::kTileM - 1) / Tiling::kTileM, (p.n + Tiling::kTileN - 1) / Tiling::kTileN,
+                            Tiling::kClusterM, kGroupM);
   const int64_t k_slices = (p.k + kTileK - 1) / kTileK;
   // The tensor maps: A (M x K) in boxes of one K slice of a tile (both blocks), B (N x K) in boxes
   // of one K slice of half a tile (each CTA of the pair loads one half), D (M x N) in boxes of 64
   // columns of a block; all in the 128-byte swizzle that the MMA descriptors describe.
   CUtensorMap map_a, map_b, map_d;
-  if (Status s = make_tensor_map_2d(&map_a, p.a, p.m, p.k, kTileM, kTileK, Swizzle::b128); !s.ok()) return s;
-  if (Status s = make_tensor_map_2d(&map_b, p.b, p.n, p.k, kBRowsPerCta<kTileN>, kTileK, Swizzle::b128); !s.ok())
+  if (Status s = make_tensor_map_2d(&map_a, p.a, p.m, p.k, Tiling::kTileM, kTileK, Swizzle::b128); !s.ok()) return s;
+  if (Status s = make_tensor_map_2d(&map_b, p.b, p.n, p.k, kBRowsPerCta<Tiling>, kTileK, Swizzle::b128); !s.ok())
     return s;
   if (Status s = make_tensor_map_2d(&map_d, p.d, p.m, p.n, kBlockM, kStoreCols, Swizzle::b128); !s.ok()) return s;
   LaunchConfig cfg;
-  cfg.block = dim3(kThreads);
-  cfg.cluster = dim3(kClusterM);
-  cfg.smem_bytes = smem_bytes<SharedStorage<kTileN>>();
+  cfg.block = dim3(kThreads<Tiling>);
+  cfg.cluster = dim3(Tiling::kClusterM);
+  cfg.smem_bytes = smem_bytes<SharedStorage<Tiling>>();
   cfg.stream = stream;
   // The persistent grid: the clusters resident at once (one CTA per SM, both CTAs of a cluster in
   // one GPC), and the work split for that many; SplitK::grid then says how many to launch (every
@@ -573,41 +599,51 @@ Status run_width(const Problem& p, cudaStream_t stream) {
   // split computes a correct D; its float rounding depends on both (the K order of a tile follows
   // its worker's turn, and a split tile adds its parts in part order).
   int clusters = 0;
-  if (Status s = resident_clusters(kernel<kTileN>, kThreads, cfg.smem_bytes, kClusterM, &clusters); !s.ok()) return s;
+  if (Status s = resident_clusters(kernel<Tiling>, kThreads<Tiling>, cfg.smem_bytes, Tiling::kClusterM, &clusters);
+      !s.ok())
+    return s;
   const SplitK split(sched.num_work(), clusters, k_slices, kMinSplitSlices, kMaxSplits);
-  cfg.grid = dim3(static_cast<unsigned>(split.grid() * kClusterM));
+  cfg.grid = dim3(static_cast<unsigned>(split.grid() * Tiling::kClusterM));
   // The split tiles' tickets and partial sums, in this stream's scratch (zero tickets, left zero).
   SplitScratch scratch;
   if (split.parts() > 1) {
-    const size_t consumers = static_cast<size_t>(split.split_units()) * kClusterM * kConsumers;
+    const size_t consumers = static_cast<size_t>(split.split_units()) * Tiling::kClusterM * Tiling::kConsumers;
     Scratch buffers;
     if (Status s = stream_scratch(stream, consumers,
-                                  consumers * split.parts() * kPartialFloat4s<kTileN> * sizeof(float4), &buffers);
+                                  consumers * split.parts() * kPartialFloat4s<Tiling> * sizeof(float4), &buffers);
         !s.ok())
       return s;
     scratch.partials = static_cast<float4*>(buffers.data);
     scratch.tickets = buffers.counters;
   }
-  return launch(kernel<kTileN>, cfg, map_a, map_b, map_d, p.m, p.n, split, scratch);
+  return launch(kernel<Tiling>, cfg, map_a, map_b, map_d, p.m, p.n, split, scratch);
 }
 
-// The tilings run() chooses from, in the rule's order: the pair tile's rows (two CTAs), its columns,
-// the CTAs per cluster, and what one K slice of the tile costs, relative: the hopper track's values
-// for the same widths, measured there (its README.md, the tiling sweep); not measured on a B200.
-// Narrow tiles cost more per column: the same A box and barrier round trips serve fewer columns.
-constexpr TileChoice kTilings[] = {{kTileM, 128, kClusterM, 136}, {kTileM, 64, kClusterM, 101}};
+// The tilings run() chooses from, in the rule's order: rows per CTA, columns, CTAs per pair, and
+// what one K slice of the tile costs, relative: the hopper track's values for the tilings of the
+// same shape per worker (its README.md, the tiling sweep: 128 x N with a cluster for the pair, 64 x N
+// without for one CTA of one consumer); not measured on a B200. Narrow tiles cost more per column:
+// the same A box and barrier round trips serve fewer columns.
+constexpr TileChoice kTilings[] = {{256, 128, 2, 136}, {256, 64, 2, 101}, {128, 128, 1, 80}, {128, 64, 1, 64}};
 constexpr int kTilingCount = sizeof(kTilings) / sizeof(kTilings[0]);
-// The rule (common/tile_config.cuh): the split as run_width makes it, what a split part's round trip
-// through global memory costs in K slices, and how much less work a later tiling must promise to be
-// taken: the hopper track's values too, not measured on a B200.
+template <int kIndex>
+using TilingAt = TileConfig<kTilings[kIndex].rows, kTilings[kIndex].columns, kTilings[kIndex].cluster_ctas>;
+static_assert(fits<TilingAt<0>>() && fits<TilingAt<1>>() && fits<TilingAt<2>>() && fits<TilingAt<3>>(),
+              "every tiling run() chooses from");
+// The rule (common/tile_config.cuh): the split as run_tiling makes it, what a split part's round
+// trip through global memory costs in K slices, and how much less work a later tiling must promise
+// to be taken: the hopper track's values too, not measured on a B200.
 constexpr TileRule kTileRule = {kMinSplitSlices, kMaxSplits, /*split_cost_slices=*/14, /*gain_percent=*/5};
 
-// The tiling run() uses (an index into kTilings): the one whose busiest cluster has the least work,
-// counted in K slices of its tiles and parts and weighted by each tiling's slice cost (choose_tile),
-// for the CTAs this GPU holds at once.
+// The tiling run() uses (an index into kTilings): the one whose busiest worker (a pair, or a CTA
+// where there is none) has the least work, counted in K slices of its tiles and parts and weighted by
+// each tiling's slice cost (choose_tile), for the CTAs this GPU holds at once.
 Status choose_tiling(const Problem& p, int* index) {
-  int ctas = 0;  // every width holds one CTA per SM (fits<>), so as many fit at each
-  if (Status s = resident_ctas(kernel<128>, kThreads, smem_bytes<SharedStorage<128>>(), &ctas); !s.ok()) return s;
+  int ctas = 0;  // every tiling holds one CTA per SM (fits<>), so as many at each
+  if (Status s =
+          resident_ctas(kernel<TilingAt<0>>, kThreads<TilingAt<0>>, smem_bytes<SharedStorage<TilingAt<0>>>(), &ctas);
+      !s.ok())
+    return s;
   *index = choose_tile(p.m, p.n, p.k, kTileK, ctas, kTilings, kTilingCount, kTileRule);
   return {};
 }
@@ -617,8 +653,10 @@ Status run(const Problem& p, cudaStream_t stream) {
   int index = 0;
   if (Status s = choose_tiling(p, &index); !s.ok()) return s;
   switch (index) {
-    case 0: return run_width<kTilings[0].columns>(p, stream);
-    case 1: return run_width<kTilings[1].columns>(p, stream);
+    case 0: return run_tiling<TilingAt<0>>(p, stream);
+    case 1: return run_tiling<TilingAt<1>>(p, stream);
+    case 2: return run_tiling<TilingAt<2>>(p, stream);
+    case 3: return run_tiling<TilingAt<3>>(p, stream);
     default: return Status::failure("step 12: tiling " + std::to_string(index) + " is not one of kTilings");
   }
 }

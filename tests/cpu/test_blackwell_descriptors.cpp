@@ -125,6 +125,24 @@ TEST(BlackwellIdesc, PairM256Step12Widths) {
   static_assert(make_idesc_f16(2, 256, 64) == 0x10100010u, "a constant expression, as step 12's kIdesc<64>");
 }
 
+// Step 12's tilings without a pair: one CTA, one consumer of 128 rows, cta_group::1 M128 at the
+// widths 128 and 64. Worked from the PTX table: c_format F32 = 1 at bits 4-5 (0x10), N >> 3 at bits
+// 17-22 (128: 16 << 17 = 0x200000; 64: 8 << 17 = 0x100000), M >> 4 at bits 24-28 (128: 8 << 24 =
+// 0x08000000).
+TEST(BlackwellIdesc, SingleM128Step12Tilings) {
+  EXPECT_EQ(make_idesc_f16(1, 128, 128), 0x08200010u);
+  EXPECT_EQ(make_idesc_f16(1, 128, 64), 0x08100010u);
+  EXPECT_EQ(bits(make_idesc_f16(1, 128, 64), 24, 28), 8u);  // M >> 4 = 128 / 16
+  EXPECT_EQ(bits(make_idesc_f16(1, 128, 64), 17, 22), 8u);  // N >> 3 = 64 / 8
+  EXPECT_TRUE(idesc_f16_shape_ok(1, 128, 64));
+  static_assert(make_idesc_f16(1, 128, 64) == 0x08100010u, "a constant expression, as step 12's kIdesc");
+  // One consumer's accumulator: 128 or 64 columns, both powers of 2 in [32, 512]; its box 1 at 128
+  // columns (columns 64 ..) for warp 2 (lanes 64 ..): lane 64 << 16 = 0x400000 | column 64 = 0x40.
+  EXPECT_TRUE(tmem_alloc_columns_ok(128));
+  EXPECT_TRUE(tmem_alloc_columns_ok(64));
+  EXPECT_EQ(tmem_addr(0, tmem_lane_base(2), 64), 0x00400040u);
+}
+
 TEST(BlackwellIdesc, ShapeRules) {
   // cta_group::1: M in {64, 128}; M = 64: N % 8, 8..256; M = 128: N % 16, 16..256 (the stricter
   // DeepGEMM rule; the PTX table allows steps of 8 for both).

@@ -59,7 +59,7 @@ void add(std::vector<Case>* all, const char* track, Status (*const* runs)(const 
 }
 constexpr StepFn kHopper[] = {&hopper_at<0>, &hopper_at<1>, &hopper_at<2>, &hopper_at<3>,
                               &hopper_at<4>, &hopper_at<5>, &hopper_at<6>};
-constexpr StepFn kBlackwell[] = {&blackwell_at<0>, &blackwell_at<1>};
+constexpr StepFn kBlackwell[] = {&blackwell_at<0>, &blackwell_at<1>, &blackwell_at<2>, &blackwell_at<3>};
 std::vector<Case> cases() {
   std::vector<Case> all;
   add(&all, "hopper", kHopper, &hopper::tiling, std::min<int>(hopper::tiling_count(), std::size(kHopper)));

@@ -114,8 +114,8 @@ NEW_REQUIREMENTS = {
                      ("ptx", r"\.entry\s+\S*kernelINS\w*TileConfigILi64E",
                       "a kernel of 64-row tiles (the tiling chosen per problem)")],
     (12, "blackwell"): [("drop", "kStages", ""),
-                        ("ptx", r"\.entry\s+\S*kernelILi64E", "a kernel 64 columns wide (the width chosen per "
-                                                              "problem)")],
+                        ("ptx", r"\.entry\s+\S*kernelINS\w*TileConfigILi128E",
+                         "a kernel of 128-row tiles without a pair (the tiling chosen per problem)")],
 }
 # Calls a step may not make: its own kernels must compute D.
 FORBIDDEN_SOURCE = [(re.compile(r"\bcublas\w*", re.I), "calls cuBLAS"),
