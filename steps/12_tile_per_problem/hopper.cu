@@ -7,7 +7,7 @@
 //
 // What this step adds:
 //   1. The kernel is a template on its tiling, `TileConfig`: the CTA tile's rows (`kTileM`: 128, two
-//      consumer warpgroups, or 64, one, without setmaxnreg), its width (`kTileN`: 64, 128, 192 or
+//      consumer warpgroups, or 64, one), its width (`kTileN`: 64, 128, 192 or
 //      256 columns) and the CTAs per cluster (`kClusterM`: 2, B multicast, or 1, none); so is
 //      everything that depends on them: the threads, the ring's depth (`ring_stages`), the staging
 //      (`kStagingBoxes`), the B rows each CTA loads (`kBRowsPerCta`), the `empty` count, the wgmma's
@@ -79,16 +79,13 @@ constexpr int kProducerWarpgroup = 0;
 constexpr int kFirstConsumerWarpgroup = 1;
 template <class Tiling>
 constexpr int kThreads = (1 + Tiling::kConsumers) * kWarpgroupSize;
-// One CTA per SM. With two consumers the launch gives every thread 65536 / 384 registers, rounded
-// down to a multiple of 8: 168. setmaxnreg moves them from the producer to the consumers: the
-// warpgroups may hold no more than that pool (an .inc waits until registers are free), and these
-// counts fill it. With one consumer (256 threads) the launch's 255 registers a thread hold its
-// accumulators: nothing moves.
+// One CTA per SM. The launch gives every thread 65536 / kThreads registers, rounded down to a
+// multiple of 8: 168 with two consumers, 256 with one. setmaxnreg moves them from the producer to
+// the consumers: the warpgroups may hold no more than that pool (an .inc waits until registers are
+// free; `fits` checks it), and with two consumers these counts fill it.
 constexpr int kCtasPerSm = 1;
 constexpr int kProducerRegs = 40;  // 3 x 168 - 2 x 232: what the consumers leave
 constexpr int kConsumerRegs = 232;
-static_assert(kProducerRegs + 2 * kConsumerRegs <= 3 * (65536 / (3 * kWarpgroupSize) / 8 * 8),
-              "setmaxnreg: the warpgroups may hold no more registers than the launch gave the CTA");
 // Named barriers of the consumers' epilogues: ids 1 and 2 (0 is __syncthreads).
 constexpr uint32_t kFirstEpilogueBarrier = 1;
 // The output tile is stored as boxes of kConsumerRows rows x 64 columns (a SW128 box row is at most
@@ -158,6 +155,10 @@ constexpr bool fits() {
                 "the ring and the staging buffers must fit in shared memory");
   static_assert(kStoreBoxes<Tiling> % kStagingBoxes<Tiling> == 0,
                 "each tile's first box must find the first slot next in turn");
+  static_assert(kProducerRegs + Tiling::kConsumers * kConsumerRegs <=
+                    (1 + Tiling::kConsumers) * (65536 / kThreads<Tiling> / 8 * 8),
+                "setmaxnreg: the warpgroups may hold no more registers than the launch gave the CTA");
+  static_assert(smem_bytes<SharedStorage<Tiling>>() > kSmemLimit / 2, "one CTA per SM, as choose_tiling assumes");
   return true;
 }
 
@@ -442,20 +443,24 @@ __global__ void __launch_bounds__(kThreads<Tiling>, kCtasPerSm)
     fence_mbarrier_init();  // the inits are visible to the async proxy and to the peer CTA
   }
   // BEGIN SOLUTION step09: every thread of both CTAs arrives on the cluster barrier (cluster_arrive_relaxed: relaxed, since fence_mbarrier_init orders the inits) in place of __syncthreads; each waits on it below, once its registers are set: the peer's multicasts and remote arrives reach this CTA's barriers only after they are initialised.
-  cluster_arrive_relaxed();
+  if constexpr (Tiling::kClusterM > 1) {
+    cluster_arrive_relaxed();
+  } else {
+    __syncthreads();  // a cluster of one: the CTA's own barrier publishes the inits
+  }
   // END SOLUTION step09
 
   const TileScheduler sched((M + Tiling::kTileM - 1) / Tiling::kTileM, (N + Tiling::kTileN - 1) / Tiling::kTileN,
                             Tiling::kClusterM, kGroupM);
 
-  // BEGIN SOLUTION step10: warpgroup kProducerWarpgroup lowers its registers to kProducerRegs (setmaxnreg_dec; only with two consumers) and one elected thread (elect_one_sync) of its first warp runs producer(); the consumer warpgroups raise theirs to kConsumerRegs (setmaxnreg_inc; likewise) and run consumer() as consumers 0, 1. Each warpgroup waits on the cluster barrier (cluster_wait) right after its setmaxnreg.
+  // BEGIN SOLUTION step10: warpgroup kProducerWarpgroup lowers its registers to kProducerRegs (setmaxnreg_dec) and one elected thread (elect_one_sync) of its first warp runs producer(); the consumer warpgroups raise theirs to kConsumerRegs (setmaxnreg_inc) and run consumer() as consumers 0, 1. Each warpgroup waits on the cluster barrier (cluster_wait) right after its setmaxnreg.
   if (warpgroup_id() == kProducerWarpgroup) {
-    if constexpr (Tiling::kConsumers > 1) setmaxnreg_dec<kProducerRegs>();  // the whole warpgroup (.sync.aligned)
-    cluster_wait();  // every CTA's barriers are initialised: the arrive above
+    setmaxnreg_dec<kProducerRegs>();                      // the whole warpgroup executes it (.sync.aligned)
+    if constexpr (Tiling::kClusterM > 1) cluster_wait();  // both CTAs' barriers are initialised: the arrive above
     if (warp_id() == 0 && elect_one_sync()) producer(smem, &map_a, &map_b, sched, split);
   } else {
-    if constexpr (Tiling::kConsumers > 1) setmaxnreg_inc<kConsumerRegs>();
-    cluster_wait();
+    setmaxnreg_inc<kConsumerRegs>();
+    if constexpr (Tiling::kClusterM > 1) cluster_wait();
     consumer(smem, &map_d, sched, split, scratch, M, N, warpgroup_id() - kFirstConsumerWarpgroup);
   }
   // END SOLUTION step10
