@@ -203,8 +203,8 @@ __device__ uint32_t pack_half2(uint32_t lo, uint32_t hi) {
 }
 
 // Loads K slice `k_slice` of this CTA's tile at (m0, n0) into the producer's next stage, once that
-// stage is free, and moves the producer on: the A box of both blocks and this CTA's half of the B
-// tile, rows n0 + 64 rank .. +63. One thread.
+// stage is free, and moves the producer on: the A box of every block and this CTA's part of the B
+// tile, rows n0 + kBRowsPerCta rank onwards (without a pair, all of it). One thread.
 template <class Tiling>
 __device__ __forceinline__ void load_slice(SharedStorage<Tiling>& smem, PipelineState<kStages<Tiling>>& write,
                                            const CUtensorMap* map_a, const CUtensorMap* map_b, int64_t m0, int64_t n0,
@@ -212,7 +212,7 @@ __device__ __forceinline__ void load_slice(SharedStorage<Tiling>& smem, Pipeline
   // BEGIN SOLUTION step05: wait (mbarrier_wait) on mma2tma[write.stage] with the producer's parity, write.empty_parity() (it passes at once on the first lap of the ring).
   mbarrier_wait(&smem.mma2tma[write.stage], write.empty_parity(), WaitTag{"mma2tma", "producer"});
   // END SOLUTION step05
-  // BEGIN SOLUTION step09: the leader (rank 0) announces the pair's bytes, kPairStageBytes, on its tma2mma[s] (mbarrier_arrive_expect_tx); then each CTA loads its A box at {k0, m0} and its half of B at {k0, n0 + 64 rank} into stage s = write.stage with tma_load_2d_cta_pair, whose bytes complete on the leader's barrier.
+  // BEGIN SOLUTION step09: the leader (rank 0) announces the pair's bytes, kPairStageBytes, on its tma2mma[s] (mbarrier_arrive_expect_tx); then each CTA loads its A box at {k0, m0} and its part of B at {k0, n0 + kBRowsPerCta rank} into stage s = write.stage with tma_load_2d_cta_pair, whose bytes complete on the leader's barrier; a tiling without a pair (kCtaGroup 1) loads both with tma_load_2d on its own barrier.
   const int s = write.stage;
   const int32_t k0 = static_cast<int32_t>(k_slice * kTileK);
   if (rank == 0) mbarrier_arrive_expect_tx(&smem.tma2mma[s], kPairStageBytes<Tiling>);

@@ -362,10 +362,14 @@ gemm_add_step_variant(step10_blackwell_two_ctas_per_sm STEP 10 TRACK blackwell
 # order: the part that takes the last ticket reads the other's slot. Two seeds each: a run costs a
 # second or two (24 K slices); the fences dropped show on either order of the clusters, the wrong
 # part on one.
-set(split_shape SHAPE 200x64x1536 SMS 4 SEEDS 1 2)
-# The same split in step 12, the tile's width per problem: at this shape its rule keeps the split
-# (one work unit, two parts), so every variant runs on both steps, both tracks.
+set(split_shape11 SHAPE 200x64x1536 SMS 4 SEEDS 1 2)
+# The same split in step 12, the tiling per problem: at 200 rows its rule takes 64-row tiles, four,
+# one per SM, and splits nothing; at 64x64x1536 it takes one 64x64 tile (hopper) or one 128-row CTA
+# tile (blackwell), split in two parts on two of the four SMs. So every variant runs on both steps,
+# both tracks.
+set(split_shape12 SHAPE 64x64x1536 SMS 4 SEEDS 1 2)
 foreach(step 11 12)
+  set(split_shape ${split_shape${step}})
   foreach(track hopper blackwell)
     if(track STREQUAL "hopper")
       set(c "c")
