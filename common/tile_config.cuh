@@ -2,6 +2,8 @@
 // Plain C++ (GEMM_HD): the same code on the host, in the emulator and in the tests.
 #pragma once
 
+#include <string>
+
 #include "common/defs.cuh"
 #include "common/scheduler.cuh"
 #include "common/split_k.cuh"
@@ -17,6 +19,14 @@ struct TileChoice {
   int cluster_ctas = 1;
   int slice_cost = 0;
 };
+
+#if !defined(__CUDA_ARCH__)
+// A tiling's name in the tests and tools, "128x256_cluster2": rows x columns, CTAs per cluster (a
+// test name's characters only).
+inline std::string tiling_name(const TileChoice& t) {
+  return std::to_string(t.rows) + "x" + std::to_string(t.columns) + "_cluster" + std::to_string(t.cluster_ctas);
+}
+#endif
 
 // The split of the last wave the kernel makes (SplitK's knobs), what a split part's round trip
 // through global memory costs, in K slices, and how much less work (in percent) a later

@@ -74,10 +74,6 @@ TEST(EmuStep12TilingList, EveryTilingRuns) {
   EXPECT_EQ(blackwell::tiling_count(), static_cast<int>(std::size(kBlackwell))) << "blackwell: kTilings changed";
 }
 
-std::string tiling_name(const TileChoice& t) {
-  return std::to_string(t.rows) + "x" + std::to_string(t.columns) + "_cluster" + std::to_string(t.cluster_ctas);
-}
-
 class EmuStep12Tilings : public ::testing::TestWithParam<Case> {};
 
 // 136 x 200 x 200: whole and edge tiles, N past a tile edge at every tiling, 4 K slices, exact mode.

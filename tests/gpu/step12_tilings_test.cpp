@@ -52,9 +52,6 @@ struct Tiling {
   TileChoice tiling;
   StepFn run;
 };
-std::string tiling_name(const TileChoice& t) {
-  return std::to_string(t.rows) + "x" + std::to_string(t.columns) + "_cluster" + std::to_string(t.cluster_ctas);
-}
 const std::vector<Tiling>& tilings() {
   static const std::vector<Tiling> all = [] {
     std::vector<Tiling> v;

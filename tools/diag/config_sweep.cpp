@@ -24,13 +24,8 @@ namespace step12 = diag_step12_knobs::hopper;
 constexpr int kMinSplitSlices = 12;  // step 12's
 constexpr int kMaxSplits = 16;       // step 12's
 
-std::string tiling_name(int index) {
-  const TileChoice t = step12::tiling(index);
-  return std::to_string(t.rows) + "x" + std::to_string(t.columns) + (t.cluster_ctas > 1 ? " cluster" : " no cluster");
-}
-
 Config step12_tiling(int index, bool split) {
-  return {"step12 " + tiling_name(index) + (split ? " split" : " no split"),
+  return {"step12 " + tiling_name(step12::tiling(index)) + (split ? " split" : " no split"),
           [index, split](const Problem& p, cudaStream_t s) {
             return step12::run_with(p, s, index, kMinSplitSlices, split ? kMaxSplits : 1);
           }};
@@ -64,7 +59,7 @@ int sweep(int argc, char** argv) {
     int chosen = 0;
     if (Status st = step12::choose_tiling(p, &chosen); !st.ok()) throw Error(st.message());
     Config run = hopper_step(step12_info());
-    run.name += " (run(): " + tiling_name(chosen) + ")";
+    run.name += " (run(): " + tiling_name(step12::tiling(chosen)) + ")";
     std::vector<Config> configs = {run, hopper_step(step11_info())};
     for (int i = 0; i < step12::tiling_count(); ++i)
       for (bool split : {true, false}) configs.push_back(step12_tiling(i, split));
