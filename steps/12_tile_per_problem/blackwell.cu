@@ -581,7 +581,7 @@ Status run_tiling(const Problem& p, cudaStream_t stream) {
                             Tiling::kClusterM, kGroupM);
   const int64_t k_slices = (p.k + kTileK - 1) / kTileK;
   // The tensor maps: A (M x K) in boxes of one K slice of a tile (both blocks), B (N x K) in boxes
-  // of one K slice of half a tile (each CTA of the pair loads one half), D (M x N) in boxes of 64
+  // of one K slice of kBRowsPerCta rows (each CTA of a pair loads one half), D (M x N) in boxes of 64
   // columns of a block; all in the 128-byte swizzle that the MMA descriptors describe.
   CUtensorMap map_a, map_b, map_d;
   if (Status s = make_tensor_map_2d(&map_a, p.a, p.m, p.k, Tiling::kTileM, kTileK, Swizzle::b128); !s.ok()) return s;
