@@ -172,7 +172,7 @@ constexpr bool fits() {
   static_assert(sizeof(SharedStorage<Tiling>::a[0]) % 1024 == 0 && sizeof(SharedStorage<Tiling>::b[0]) % 1024 == 0 &&
                     sizeof(SharedStorage<Tiling>::d[0][0]) % 1024 == 0 && kBlockM * kTileK * sizeof(__half) % 1024 == 0,
                 "every tile, and every block of A, must start on a 1024-byte boundary");
-  static_assert(sizeof(SharedStorage<Tiling>) <= kSmemLimit,
+  static_assert(smem_bytes<SharedStorage<Tiling>>() <= kSmemLimit,
                 "the ring and the staging buffers must fit in shared memory");
   // Shared memory alone keeps the CTAs on an SM within the accumulators TMEM holds, so no
   // tcgen05.alloc waits for a neighbour's columns (step 3 padded its request to make sure).

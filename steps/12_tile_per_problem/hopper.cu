@@ -151,7 +151,7 @@ constexpr bool fits() {
   static_assert(sizeof(SharedStorage<Tiling>::a[0]) % 1024 == 0 && sizeof(SharedStorage<Tiling>::b[0]) % 1024 == 0 &&
                     sizeof(SharedStorage<Tiling>::d[0][0]) % 1024 == 0,
                 "every tile must start on a 1024-byte boundary");
-  static_assert(sizeof(SharedStorage<Tiling>) <= kSmemLimit,
+  static_assert(smem_bytes<SharedStorage<Tiling>>() <= kSmemLimit,
                 "the ring and the staging buffers must fit in shared memory");
   static_assert(kStoreBoxes<Tiling> % kStagingBoxes<Tiling> == 0,
                 "each tile's first box must find the first slot next in turn");
