@@ -20,6 +20,9 @@ struct LaunchConfig {
   dim3 cluster{1, 1, 1};  // CTAs per cluster; the grid must be a multiple of it
   size_t smem_bytes = 0;  // dynamic shared memory per CTA
   cudaStream_t stream = nullptr;
+  // Programmatic dependent launch (common/grid_dependency.cuh): the kernel may start before the one
+  // before it in the stream has finished, and waits for it with griddepcontrol_wait.
+  bool programmatic = false;
 };
 
 inline Status cuda_failure(cudaError_t err, const char* what) {
@@ -27,16 +30,25 @@ inline Status cuda_failure(cudaError_t err, const char* what) {
 }
 
 // The launch attributes of `cfg` (at most kMaxLaunchAttributes) into `attr`; returns how many: the
-// cluster shape, when a cluster has more than one CTA. Both builds launch with them: the emulator
-// takes the cluster shape from the attribute, as the driver does.
-inline constexpr int kMaxLaunchAttributes = 1;
+// cluster shape, when a cluster has more than one CTA, and programmatic stream serialization when
+// `cfg.programmatic`. Both builds launch with them: the emulator takes the cluster shape from the
+// attribute, as the driver does.
+inline constexpr int kMaxLaunchAttributes = 2;
 inline int launch_attributes(const LaunchConfig& cfg, cudaLaunchAttribute* attr) {
-  if (cfg.cluster.x * cfg.cluster.y * cfg.cluster.z <= 1) return 0;
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = cfg.cluster.x;
-  attr[0].val.clusterDim.y = cfg.cluster.y;
-  attr[0].val.clusterDim.z = cfg.cluster.z;
-  return 1;
+  int n = 0;
+  if (cfg.cluster.x * cfg.cluster.y * cfg.cluster.z > 1) {
+    attr[n].id = cudaLaunchAttributeClusterDimension;
+    attr[n].val.clusterDim.x = cfg.cluster.x;
+    attr[n].val.clusterDim.y = cfg.cluster.y;
+    attr[n].val.clusterDim.z = cfg.cluster.z;
+    ++n;
+  }
+  if (cfg.programmatic) {
+    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[n].val.programmaticStreamSerializationAllowed = 1;
+    ++n;
+  }
+  return n;
 }
 
 #if defined(__CUDACC__)

@@ -106,23 +106,39 @@ bool Lab::check_and_time(const Shape& shape, const std::string& note, const std:
 }
 
 void Lab::time(const Shape& shape, const std::vector<Config>& configs, int warmup, int rounds, int sets) {
+  timed(shape, configs, warmup, rounds, sets, /*chain=*/1, kSpinUs);
+}
+
+void Lab::time_chained(const Shape& shape, const std::vector<Config>& configs, int chain, int warmup, int rounds,
+                       unsigned spin_us) {
+  timed(shape, configs, warmup, rounds, /*sets=*/0, chain, spin_us);
+}
+
+void Lab::timed(const Shape& shape, const std::vector<Config>& configs, int warmup, int rounds, int sets, int chain,
+                unsigned spin_us) {
   const RotatingOperands in(*backend_, shape, /*seed=*/1, InputMode::float_uniform, sets > 0 ? sets : set_count(shape));
   const cudaStream_t stream = backend_->stream();
   std::vector<std::string> names = {"cuBLAS"};
-  std::vector<std::function<void(int64_t)>> calls = {[&](int64_t call) { cublas_->run(in.problem(call)); }};
+  // Call `call` of time_in_turns runs its configuration `chain` times, on input sets call * chain on.
+  std::vector<std::function<void(int64_t)>> calls = {[&](int64_t call) {
+    for (int i = 0; i < chain; ++i) cublas_->run(in.problem(call * chain + i));
+  }};
   for (const Config& c : configs) {
     names.push_back(c.name);
-    calls.push_back([&c, &in, stream](int64_t call) {
-      if (Status s = c.run(in.problem(call), stream); !s.ok()) throw Error(c.name + ": " + s.message());
+    calls.push_back([&c, &in, stream, chain](int64_t call) {
+      for (int i = 0; i < chain; ++i)
+        if (Status s = c.run(in.problem(call * chain + i), stream); !s.ok()) throw Error(c.name + ": " + s.message());
     });
   }
-  const std::vector<std::vector<float>> ms = time_in_turns(stream, calls, warmup, rounds);
-  const double cublas_ms = median(ms[0]);
+  const std::vector<std::vector<float>> ms = time_in_turns(stream, calls, warmup, rounds, spin_us);
+  const double cublas_ms = median(ms[0]) / chain;
   for (size_t i = 0; i < ms.size(); ++i) {
-    const double med = median(ms[i]);
+    const double med = median(ms[i]) / chain;
     const auto [lo, hi] = std::minmax_element(ms[i].begin(), ms[i].end());
-    std::printf("time   %-20s %8.4f ms  %7.1f TFLOPS  ratio %.3f  (median of %d; min %.4f, max %.4f ms)\n",
-                names[i].c_str(), med, tflops(shape, med), cublas_ms / med, rounds, *lo, *hi);
+    std::printf("time   %-20s %8.4f ms  %7.1f TFLOPS  ratio %.3f  (median of %d%s; min %.4f, max %.4f ms)\n",
+                names[i].c_str(), med, tflops(shape, med), cublas_ms / med, rounds,
+                chain > 1 ? (", per call of " + std::to_string(chain) + " back to back").c_str() : "", *lo / chain,
+                *hi / chain);
   }
   std::fflush(stdout);
 }

@@ -103,6 +103,12 @@ class Lab {
   // each: median ms, TFLOPS, ratio to cuBLAS (step TFLOPS / cuBLAS TFLOPS), min and max.
   void time(const Shape& shape, const std::vector<Config>& configs, int warmup, int rounds, int sets = 0);
 
+  // time() for calls back to back: each timed call is `chain` calls of its configuration enqueued
+  // one after the other on consecutive input sets, after one GPU spin of `spin_us` (long enough for
+  // the host to enqueue them all); prints the milliseconds per call and the ratio to cuBLAS's chain.
+  void time_chained(const Shape& shape, const std::vector<Config>& configs, int chain, int warmup, int rounds,
+                    unsigned spin_us);
+
   // The rotating set count time() uses for `shape`.
   int set_count(const Shape& shape) const;
 
@@ -113,6 +119,8 @@ class Lab {
                       int rounds);
 
  private:
+  void timed(const Shape& shape, const std::vector<Config>& configs, int warmup, int rounds, int sets, int chain,
+             unsigned spin_us);
   DeviceInfo device_;
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<CublasReference> cublas_;

@@ -21,6 +21,10 @@ when it is not found, so a variant never measures something else by accident):
   step12_knobs      step 12 likewise, and with the tiling: run_with(p, stream, index,
                     min_split_slices, max_splits), index into kTilings, -1 for the one choose_tiling
                     picks
+  step12_pdl        step 12 launched with programmatic dependent launch (common/grid_dependency.cuh):
+                    every thread waits for the grid before it (griddepcontrol_wait) once the
+                    barriers are initialised, then lets the next grid be scheduled
+                    (griddepcontrol_launch_dependents); the launch sets LaunchConfig::programmatic
   *_trace           the same with DIAG_MARK(0) at a tile's start and DIAG_MARK(4) once its TMA store
                     has read shared memory (tools/diag/trace.cuh: %globaltimer and %smid per tile)
 
@@ -152,8 +156,19 @@ KNOBS = {
 }
 
 
+# Programmatic dependent launch in step 12: the wait comes after the prologue (nothing before it
+# touches global memory but the kernel's parameters) and before the roles' first TMA load or store.
+PDL = [("the CTA's own barrier publishes the inits\n  }\n  // END SOLUTION step09\n",
+        "the CTA's own barrier publishes the inits\n  }\n  // END SOLUTION step09\n"
+        "  griddepcontrol_wait();  // the grid before this one has finished, and its memory is visible\n"
+        "  griddepcontrol_launch_dependents();\n"),
+       ("  cfg.smem_bytes = smem_bytes<SharedStorage<Tiling>>();\n",
+        "  cfg.smem_bytes = smem_bytes<SharedStorage<Tiling>>();\n  cfg.programmatic = true;\n"),
+       ('#include "common/tile_config.cuh"\n', '#include "common/tile_config.cuh"\n#include "common/grid_dependency.cuh"\n')]
+
+
 def make(step, *, wait_one=False, group=None, cap3=False, trace=False, full_grid=False, knobs=False, stages=None,
-         tall=False):
+         tall=False, pdl=False):
     def build(name):
         src = (ROOT / f"steps/{FOLDERS[step]}/hopper.cu").read_text()
         src = replace(src, f"namespace gemm::step{step}::hopper", f"namespace gemm::diag_{name}::hopper", None)
@@ -175,6 +190,9 @@ def make(step, *, wait_one=False, group=None, cap3=False, trace=False, full_grid
         if cap3:
             src = replace(src, "__global__ void __launch_bounds__(kThreads)",
                           "__global__ void __launch_bounds__(kThreads, 3)")
+        if pdl:
+            for old, new in PDL:
+                src = replace(src, old, new)
         tpl = "<TilingAt<0>>" if step == "12" else ""  # step 12's kernel is a template on its tiling
         extra = ""
         if knobs:
@@ -211,6 +229,7 @@ for _n in (2, 3, 4, 6):
 VARIANTS["step10_tile256x128"] = make("10", tall=True)
 VARIANTS["step11_knobs"] = make("11", knobs=True)
 VARIANTS["step12_knobs"] = make("12", knobs=True)
+VARIANTS["step12_pdl"] = make("12", pdl=True)
 
 
 
