@@ -143,6 +143,23 @@ void Lab::timed(const Shape& shape, const std::vector<Config>& configs, int warm
   std::fflush(stdout);
 }
 
+void Lab::time_pairs(const Shape& shape, const Config& config, int pairs) {
+  const RotatingOperands in(*backend_, shape, /*seed=*/1, InputMode::float_uniform, set_count(shape));
+  const cudaStream_t stream = backend_->stream();
+  PairTimer timer(
+      stream,
+      [&](int64_t call) {
+        if (Status s = config.run(in.problem(call), stream); !s.ok()) throw Error(config.name + ": " + s.message());
+      },
+      [&](int64_t call) { cublas_->run(in.problem(call)); });
+  timer.warm_up();
+  for (int i = 0; i < pairs; ++i) timer.time_pair();
+  const PairSummary t = timer.summary();
+  std::printf("pairs  %-20s %8.4f ms, cuBLAS %8.4f ms  ratio %.3f  (medians of %d pairs)\n", config.name.c_str(),
+              t.step_ms, t.cublas_ms, t.ratio, pairs);
+  std::fflush(stdout);
+}
+
 bool shape_args(int argc, char** argv, const char* tool, const std::vector<Shape>& defaults,
                 std::vector<Shape>* shapes) {
   if (argc > 1 && (argc - 1) % 3 != 0) {

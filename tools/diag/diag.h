@@ -109,6 +109,11 @@ class Lab {
   void time_chained(const Shape& shape, const std::vector<Config>& configs, int chain, int warmup, int rounds,
                     unsigned spin_us);
 
+  // `config` against cuBLAS as the step driver and gemm_bench time a step (PairTimer: pairs of
+  // calls, the step's then cuBLAS's, each alone after a GPU spin), `pairs` pairs after the warm-up;
+  // prints each side's median and the median of the pairs' ratios.
+  void time_pairs(const Shape& shape, const Config& config, int pairs);
+
   // The rotating set count time() uses for `shape`.
   int set_count(const Shape& shape) const;
 

@@ -6,10 +6,11 @@
 //   cmake --build build --target pdl_chain && build/pdl_chain [M N K]...
 //
 // (default: the small and skinny sizes of gemm_bench's 14). Alone: each call after its own GPU
-// spin, as gemm_bench times (nothing runs before it that it could overlap). Chained: 20 calls of
+// spin, as gemm_bench times (nothing runs before it that it could overlap), the configurations
+// taking turns and also in pairs with cuBLAS as the step driver times. Chained: 20 calls of
 // one configuration back to back after one spin, cuBLAS's likewise, the time per call; there a
-// call with PDL may start its prologue while the call before it ends. Both are the median of 15,
-// the configurations taking turns, inputs rotating over 3x the L2 (tools/diag/diag.h, Lab). Each
+// call with PDL may start its prologue while the call before it ends. Turns and chains are the
+// median of 15, pairs of 20, inputs rotating over 3x the L2 (tools/diag/diag.h, Lab). Each
 // configuration's D is first checked against cuBLAS (float tolerance, guard band).
 #include <cstdio>
 #include <vector>
@@ -22,6 +23,7 @@ namespace {
 using namespace gemm;
 using namespace gemm::diag;
 
+constexpr int kPairs = 20;               // as the step driver times
 constexpr int kChain = 20;               // calls back to back in a chained measurement
 constexpr unsigned kChainSpinUs = 2000;  // the host enqueues 20 launches, each with its tensor maps, in this
 
@@ -40,6 +42,8 @@ int chains(int argc, char** argv) {
     if (!lab.check_against_cublas(s, configs)) return kExitFailure;
     std::printf("-- alone\n");
     lab.time(s, configs, kSweepWarmup, kSweepRounds);
+    std::printf("-- alone, in pairs with cuBLAS (the step driver's timing)\n");
+    for (const Config& c : configs) lab.time_pairs(s, c, kPairs);
     std::printf("-- chained\n");
     lab.time_chained(s, configs, kChain, kSweepWarmup, kSweepRounds, kChainSpinUs);
   }
