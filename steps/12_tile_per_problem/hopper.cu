@@ -11,8 +11,9 @@
 //      256 columns) and the CTAs per cluster (`kClusterM`: 2, B multicast, or 1, none); so is
 //      everything that depends on them: the threads, the ring's depth (`ring_stages`), the staging
 //      (`kStagingBoxes`), the B rows each CTA loads (`kBRowsPerCta`), the `empty` count, the wgmma's
-//      N, the partial sums (`kPartialFloat4s`); `fits` checks each tiling's shared memory, and
-//      `run_tiling` launches one.
+//      N, the partial sums (`kPartialFloat4s`). A cluster of one publishes its barrier inits with
+//      `__syncthreads` in place of the cluster barrier. `fits` checks each tiling against the
+//      hardware (shared memory, the setmaxnreg pool, one CTA per SM), and `run_tiling` launches one.
 //   2. `choose_tiling`: `run` picks the tiling whose busiest worker has the least work, counted in
 //      K slices of its tiles and parts and weighted by each tiling's slice cost (`kTilings`,
 //      `kTileRule`; the rule is `choose_tile` of common/tile_config.cuh, which arrives with this
@@ -80,7 +81,8 @@ constexpr int kFirstConsumerWarpgroup = 1;
 template <class Tiling>
 constexpr int kThreads = (1 + Tiling::kConsumers) * kWarpgroupSize;
 // One CTA per SM. The launch gives every thread 65536 / kThreads registers, rounded down to a
-// multiple of 8: 168 with two consumers, 256 with one. setmaxnreg moves them from the producer to
+// multiple of 8: 168 with two consumers; 256 with one, of which a thread may use 255 (the most an
+// instruction can name). setmaxnreg moves them from the producer to
 // the consumers: the warpgroups may hold no more than that pool (an .inc waits until registers are
 // free; `fits` checks it), and with two consumers these counts fill it.
 constexpr int kCtasPerSm = 1;
@@ -442,7 +444,7 @@ __global__ void __launch_bounds__(kThreads<Tiling>, kCtasPerSm)
     }
     fence_mbarrier_init();  // the inits are visible to the async proxy and to the peer CTA
   }
-  // BEGIN SOLUTION step09: every thread of both CTAs arrives on the cluster barrier (cluster_arrive_relaxed: relaxed, since fence_mbarrier_init orders the inits) in place of __syncthreads; each waits on it below, once its registers are set: the peer's multicasts and remote arrives reach this CTA's barriers only after they are initialised.
+  // BEGIN SOLUTION step09: every thread of both CTAs arrives on the cluster barrier (cluster_arrive_relaxed: relaxed, since fence_mbarrier_init orders the inits) in place of __syncthreads; each waits on it below, once its registers are set: the peer's multicasts and remote arrives reach this CTA's barriers only after they are initialised. A cluster of one (kClusterM == 1) has no peer: __syncthreads alone, and no wait below.
   if constexpr (Tiling::kClusterM > 1) {
     cluster_arrive_relaxed();
   } else {
@@ -453,7 +455,7 @@ __global__ void __launch_bounds__(kThreads<Tiling>, kCtasPerSm)
   const TileScheduler sched((M + Tiling::kTileM - 1) / Tiling::kTileM, (N + Tiling::kTileN - 1) / Tiling::kTileN,
                             Tiling::kClusterM, kGroupM);
 
-  // BEGIN SOLUTION step10: warpgroup kProducerWarpgroup lowers its registers to kProducerRegs (setmaxnreg_dec) and one elected thread (elect_one_sync) of its first warp runs producer(); the consumer warpgroups raise theirs to kConsumerRegs (setmaxnreg_inc) and run consumer() as consumers 0, 1. Each warpgroup waits on the cluster barrier (cluster_wait) right after its setmaxnreg.
+  // BEGIN SOLUTION step10: warpgroup kProducerWarpgroup lowers its registers to kProducerRegs (setmaxnreg_dec) and one elected thread (elect_one_sync) of its first warp runs producer(); the consumer warpgroups raise theirs to kConsumerRegs (setmaxnreg_inc) and run consumer() as consumers 0, 1. Each warpgroup of a cluster of two CTAs waits on the cluster barrier (cluster_wait) right after its setmaxnreg.
   if (warpgroup_id() == kProducerWarpgroup) {
     setmaxnreg_dec<kProducerRegs>();                      // the whole warpgroup executes it (.sync.aligned)
     if constexpr (Tiling::kClusterM > 1) cluster_wait();  // both CTAs' barriers are initialised: the arrive above

@@ -1,6 +1,7 @@
 // choose_tile (common/tile_config.cuh): step 12's rule for the tiling per problem. Expected values
-// worked out by hand from the rule: T tiles of k K slices on C workers (CTAs / cluster size); the
-// busiest worker runs T / C whole tiles and, if R = T % C > 0, one more tile or, when SplitK splits
+// worked out by hand from the rule: T work units of k K slices on C workers (CTAs / cluster size;
+// a unit, called a tile below, is a cluster's tile, or a CTA's where there is no cluster); the
+// busiest worker runs T / C whole units and, if R = T % C > 0, one more unit or, when SplitK splits
 // the last wave in S = min(C / R, k / min_split_slices, max_splits) > 1 parts, the larger part,
 // ceil(k / S), plus the split's cost in slices; times the tiling's slice cost.
 #include "common/tile_config.cuh"
