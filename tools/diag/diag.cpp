@@ -160,6 +160,49 @@ void Lab::time_pairs(const Shape& shape, const Config& config, int pairs) {
   std::fflush(stdout);
 }
 
+Config Lab::cublas() const {
+  CublasReference* cublas = cublas_.get();
+  return Config{"cuBLAS", [cublas](const Problem& p, cudaStream_t) {
+                  cublas->run(p);
+                  return Status{};
+                }};
+}
+
+void Lab::time_after(const Shape& shape, const std::vector<Config>& configs, const std::vector<Config>& before,
+                     int warmup, int rounds) {
+  const RotatingOperands in(*backend_, shape, /*seed=*/1, InputMode::float_uniform, set_count(shape));
+  const cudaStream_t stream = backend_->stream();
+  std::vector<Config> timed = {cublas()};
+  timed.insert(timed.end(), configs.begin(), configs.end());
+  const CudaEvents events(2);
+  int64_t call = 0, late = 0;
+  const auto enqueue = [&](const Config& c) {
+    if (Status s = c.run(in.problem(call++), stream); !s.ok()) throw Error(c.name + ": " + s.message());
+  };
+  // ms[b][t]: the calls of timed[t] that followed one of before[b].
+  std::vector<std::vector<std::vector<float>>> ms(before.size(), std::vector<std::vector<float>>(timed.size()));
+  for (int round = 0; round < warmup + rounds; ++round)
+    for (size_t b = 0; b < before.size(); ++b)
+      for (size_t t = 0; t < timed.size(); ++t) {
+        enqueue(before[b]);
+        const float elapsed = time_alone(
+            stream, events, [&] { enqueue(timed[t]); }, kSpinUs, &late);
+        if (round >= warmup) ms[b][t].push_back(elapsed);
+      }
+  for (size_t b = 0; b < before.size(); ++b) {
+    const double cublas_ms = median(ms[b][0]);
+    for (size_t t = 0; t < timed.size(); ++t) {
+      const double med = median(ms[b][t]);
+      std::printf("after  %-16s %-16s %8.4f ms  ratio %.3f  (median of %d)\n", before[b].name.c_str(),
+                  timed[t].name.c_str(), med, cublas_ms / med, rounds);
+    }
+  }
+  if (late > 0)
+    std::printf("timing: %lld call(s) reached the GPU after their spin and were timed again\n",
+                static_cast<long long>(late));
+  std::fflush(stdout);
+}
+
 bool shape_args(int argc, char** argv, const char* tool, const std::vector<Shape>& defaults,
                 std::vector<Shape>* shapes) {
   if (argc > 1 && (argc - 1) % 3 != 0) {

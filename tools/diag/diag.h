@@ -114,6 +114,16 @@ class Lab {
   // prints each side's median and the median of the pairs' ratios.
   void time_pairs(const Shape& shape, const Config& config, int pairs);
 
+  // cuBLAS and each of `configs` timed alone (time_alone: after the GPU spin), each timed call right
+  // after an untimed call of one of `before` on another input set, every combination once per round
+  // in turns: what a call costs when the kernel ahead of it in the stream (beyond the spin) is that
+  // one. Prints a line per combination: the median ms and the ratio to cuBLAS after the same kernel.
+  void time_after(const Shape& shape, const std::vector<Config>& configs, const std::vector<Config>& before, int warmup,
+                  int rounds);
+
+  // cuBLAS as a configuration ("cuBLAS"), to run where a tool runs configurations.
+  Config cublas() const;
+
   // The rotating set count time() uses for `shape`.
   int set_count(const Shape& shape) const;
 

@@ -25,6 +25,8 @@ when it is not found, so a variant never measures something else by accident):
                     every thread waits for the grid before it (griddepcontrol_wait) once the
                     barriers are initialised, then lets the next grid be scheduled
                     (griddepcontrol_launch_dependents); the launch sets LaunchConfig::programmatic
+  step12_carveout_max  step 12 with its kernel's preferred shared-memory carveout set to the most
+                    shared memory (cudaFuncAttributePreferredSharedMemoryCarveout) before each launch
   *_trace           the same with DIAG_MARK(0) at a tile's start and DIAG_MARK(4) once its TMA store
                     has read shared memory (tools/diag/trace.cuh: %globaltimer and %smid per tile)
 
@@ -167,8 +169,18 @@ PDL = [("the CTA's own barrier publishes the inits\n  }\n  // END SOLUTION step0
        ('#include "common/tile_config.cuh"\n', '#include "common/tile_config.cuh"\n#include "common/grid_dependency.cuh"\n')]
 
 
+# Step 12 with the most shared memory preferred for its kernel's carveout (the SM's split between L1
+# and shared memory), set before each launch.
+CARVEOUT_MAX = [("  return launch(kernel<Tiling>, cfg, map_a, map_b, map_d, p.m, p.n, split, scratch);\n",
+                 "  if (cudaError_t e = cudaFuncSetAttribute(kernel<Tiling>, cudaFuncAttributePreferredSharedMemoryCarveout,\n"
+                 "                                           cudaSharedmemCarveoutMaxShared);\n"
+                 "      e != cudaSuccess)\n"
+                 "    return cuda_failure(e, \"cudaFuncSetAttribute(PreferredSharedMemoryCarveout)\");\n"
+                 "  return launch(kernel<Tiling>, cfg, map_a, map_b, map_d, p.m, p.n, split, scratch);\n")]
+
+
 def make(step, *, wait_one=False, group=None, cap3=False, trace=False, full_grid=False, knobs=False, stages=None,
-         tall=False, pdl=False):
+         tall=False, pdl=False, carveout_max=False):
     def build(name):
         src = (ROOT / f"steps/{FOLDERS[step]}/hopper.cu").read_text()
         src = replace(src, f"namespace gemm::step{step}::hopper", f"namespace gemm::diag_{name}::hopper", None)
@@ -192,6 +204,9 @@ def make(step, *, wait_one=False, group=None, cap3=False, trace=False, full_grid
                           "__global__ void __launch_bounds__(kThreads, 3)")
         if pdl:
             for old, new in PDL:
+                src = replace(src, old, new)
+        if carveout_max:
+            for old, new in CARVEOUT_MAX:
                 src = replace(src, old, new)
         tpl = "<TilingAt<0>>" if step == "12" else ""  # step 12's kernel is a template on its tiling
         extra = ""
@@ -230,6 +245,7 @@ VARIANTS["step10_tile256x128"] = make("10", tall=True)
 VARIANTS["step11_knobs"] = make("11", knobs=True)
 VARIANTS["step12_knobs"] = make("12", knobs=True)
 VARIANTS["step12_pdl"] = make("12", pdl=True)
+VARIANTS["step12_carveout_max"] = make("12", carveout_max=True)
 
 
 

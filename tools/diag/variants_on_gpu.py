@@ -7,7 +7,8 @@ each run under a time limit, beside what the emulator says of the same variant. 
 
   python3 tools/diag/variants_on_gpu.py [--build-dir DIR] [--out DIR] [--only REGEX] [-j N]
   python3 tools/diag/variants_on_gpu.py --build-dir DIR --no-build ...   (ctest -L gpu_variants)
-  python3 tools/diag/variants_on_gpu.py --table RESULTS.json [--out DIR]  (the table again)
+  python3 tools/diag/variants_on_gpu.py --table RESULTS.json... [--out DIR]  (the table again; several
+                                                           files: shards of one run, merged)
   python3 tools/diag/variants_on_gpu.py --self-test                       (no GPU needed)
 
 The build (DIR, default build-gpu-variants; configured here unless --no-build: -DGEMM_GPU_VARIANTS=ON,
@@ -264,13 +265,18 @@ def measure(opts, log):
     results = {"source": source_commit(), "gpu": gpu_name(), "date": time.strftime("%Y-%m-%d"),
                "time_limit_s": opts.time_limit, "sanitizer_time_limit_s": opts.sanitizer_time_limit,
                "large": "x".join(map(str, opts.large)), "variants": []}
-    log("%d variants on %s; the emulator's runs first, %d at a time" % (len(variants), results["gpu"], opts.jobs))
+    log("%d variants on %s; the emulator's runs beside the GPU's, %d at a time" % (len(variants), results["gpu"],
+                                                                                   opts.jobs))
     with concurrent.futures.ThreadPoolExecutor(max_workers=opts.jobs) as pool:
-        emulated = dict(pool.map(lambda v: measure_emulator(v, opts), variants))
-    for v in variants:  # one GPU run at a time: a hang or a sanitizer must not share the GPU with another run
+        # The emulator's runs use only the CPU, so they go on while the GPU runs one variant at a time
+        # (a hang or a sanitizer must not share the GPU with another run of this tool).
+        emulating = [pool.submit(measure_emulator, v, opts) for v in variants]
+        gpu_runs = {v["name"]: measure_variant(v, opts, sanitizer, log) for v in variants}
+        emulated = dict(f.result() for f in emulating)
+    for v in variants:
         results["variants"].append({"name": v["name"], "step": v["step"], "file": v["file"],
                                     "shape": "%dx%dx%d" % (v["m"], v["n"], v["k"]), "sms": v["sms"],
-                                    "runs": measure_variant(v, opts, sanitizer, log), "emulator": emulated[v["name"]]})
+                                    "runs": gpu_runs[v["name"]], "emulator": emulated[v["name"]]})
     return results
 
 
@@ -323,6 +329,24 @@ def table(results):
     lines += ["", "%d variants: the GPU showed %d (%s); the emulator reported a rule on every seed of %d, its EXPECT "
               "on every seed of %d." % (n, gpu, kinds or "none", emu, expect), ""]
     return "\n".join(lines)
+
+
+def merge(parts):
+    """Results files of one run made in shards (--only), as one: the variants of all, by name. The
+    shards must agree on the source, the GPU, the limits and the large shape."""
+    merged = dict(parts[0], variants=[])
+    for part in parts:
+        for key in ("source", "gpu", "time_limit_s", "sanitizer_time_limit_s", "large"):
+            if part.get(key) != merged.get(key):
+                raise Failure("--table: the results files are not of one run: %s %r against %r"
+                              % (key, part.get(key), merged.get(key)))
+        merged["variants"] += part["variants"]
+    names = [v["name"] for v in merged["variants"]]
+    if len(set(names)) != len(names):
+        raise Failure("--table: a variant is in more than one results file")
+    merged["date"] = ", ".join(sorted({part["date"] for part in parts}))
+    merged["variants"].sort(key=lambda v: v["name"])
+    return merged
 
 
 def write(results, out_dir):
@@ -420,6 +444,19 @@ def self_test():
             json.dump(fake, f)
         main(["--table", path, "--out", d])
         text = open(os.path.join(d, "table.md")).read()
+        # The same results in two shards (given in the other order) make the same table.
+        for i, part in enumerate((fake["variants"][2:], fake["variants"][:2])):
+            with open(os.path.join(d, "part%d.json" % i), "w") as f:
+                json.dump(dict(fake, variants=part), f)
+        main(["--table", os.path.join(d, "part0.json"), os.path.join(d, "part1.json"), "--out", d])
+        check(open(os.path.join(d, "table.md")).read() == text, "the table of two shards")
+        with open(os.path.join(d, "part1.json"), "w") as f:
+            json.dump(dict(fake, gpu="another GPU", variants=[]), f)
+        try:
+            merge([fake, json.load(open(os.path.join(d, "part1.json")))])
+            check(False, "shards of two GPUs merged")
+        except Failure as e:
+            check("gpu" in str(e), "the refusal names the field: %s" % e)
     rows = [l for l in text.split("\n") if l.startswith("| `")]
     check(len(rows) == 3, "three rows: %s" % rows)
     check(rows[0].count("**hang**") == 2 and "not run" in rows[0] and "| yes |" in rows[0], "row a: %s" % rows[0])
@@ -427,8 +464,8 @@ def self_test():
     check("**wrong D**" in rows[2] and "**hazard**: 3 error(s)" in rows[2], "row c: %s" % rows[2])
     check("3 variants: the GPU showed 2 (hang in 1, hazard in 1, wrong D in 1); the emulator reported a rule on every "
           "seed of 3, its EXPECT on every seed of 2." in text, "summary: %s" % text[-300:])
-    print("self-test passed: %d GPU outcomes, the no-GPU skip (no device, no driver), the emulator's rule, the table"
-          % len(cases))
+    print("self-test passed: %d GPU outcomes, the no-GPU skip (no device, no driver), the emulator's rule, the table, "
+          "the table of shards" % len(cases))
 
 
 def main(argv):
@@ -444,7 +481,8 @@ def main(argv):
     p.add_argument("--emu-time-limit", type=int, default=300, help="seconds per emulated run (default %(default)s)")
     p.add_argument("--sanitize-hangs", action="store_true", help="run the sanitizers after a plain run that hung too")
     p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2, help="build jobs and emulated runs at once")
-    p.add_argument("--table", metavar="RESULTS", help="write the table of a results file, run nothing")
+    p.add_argument("--table", metavar="RESULTS", nargs="+", help="write the table of a results file, or of the "
+                                                                  "shards of one run merged; run nothing")
     p.add_argument("--self-test", action="store_true", help="check the classification and the table, no GPU needed")
     opts = p.parse_args(argv)
     m = re.fullmatch(r"(\d+)x(\d+)x(\d+)", opts.large)
@@ -457,9 +495,11 @@ def main(argv):
             self_test()
             return 0
         if opts.table:
-            with open(opts.table) as f:
-                results = json.load(f)
-            print(write(results, opts.out or os.path.dirname(os.path.abspath(opts.table))))
+            parts = []
+            for path in opts.table:
+                with open(path) as f:
+                    parts.append(json.load(f))
+            print(write(merge(parts), opts.out or os.path.dirname(os.path.abspath(opts.table[0]))))
             return 0
         opts.build_dir = os.path.abspath(opts.build_dir)
         if not opts.no_build:
