@@ -5,8 +5,6 @@
 
 #include <cuda_runtime.h>
 
-#include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 
@@ -80,34 +78,15 @@ static inline Status trace_before_launch(cudaStream_t stream) {
 #define GEMM_LAUNCH_LINKAGE
 #endif
 
-// The dynamic shared memory each kernel has been allowed on each device, by allow_dynamic_smem.
-struct SmemAllowances {
-  std::mutex mutex;
-  std::map<std::pair<const void*, int>, size_t> bytes;  // (kernel, device) -> bytes allowed
-};
-inline SmemAllowances& smem_allowances() {
-  static SmemAllowances allowances;
-  return allowances;
-}
-
 // Dynamic shared memory above 48 KB needs the kernel's attribute raised first, for a launch and for
-// the occupancy calculator alike (it counts only what the kernel is allowed). It is raised once per
-// kernel, device and size, not before every launch: setting a kernel's attribute also costs the
-// kernel's next launch time on the GPU.
+// the occupancy calculator alike (it counts only what the kernel is allowed).
 template <class... KernelArgs>
 Status allow_dynamic_smem(void (*kernel)(KernelArgs...), size_t smem_bytes) {
   if (smem_bytes <= 48 * 1024) return {};
-  int device = 0;
-  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return cuda_failure(e, "cudaGetDevice");
-  SmemAllowances& allowances = smem_allowances();
-  const std::lock_guard<std::mutex> lock(allowances.mutex);
-  size_t& allowed = allowances.bytes[{reinterpret_cast<const void*>(kernel), device}];
-  if (allowed >= smem_bytes) return {};
   if (cudaError_t e =
           cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_bytes));
       e != cudaSuccess)
     return cuda_failure(e, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
-  allowed = smem_bytes;
   return {};
 }
 
