@@ -332,19 +332,26 @@ def table(results):
 
 
 def merge(parts):
-    """Results files of one run made in shards (--only), as one: the variants of all, by name. The
-    shards must agree on the source, the GPU, the limits and the large shape."""
+    """Results files of one GPU made in shards (--only), as one: the variants of all, by name. The
+    shards must agree on the GPU and the large shape; where they differ in the source, the date or a
+    time limit (shards of two calls of the tool), the table names each value with its count of
+    variants."""
     merged = dict(parts[0], variants=[])
     for part in parts:
-        for key in ("source", "gpu", "time_limit_s", "sanitizer_time_limit_s", "large"):
+        for key in ("gpu", "large"):
             if part.get(key) != merged.get(key):
-                raise Failure("--table: the results files are not of one run: %s %r against %r"
+                raise Failure("--table: the results files are not of one GPU and shape: %s %r against %r"
                               % (key, part.get(key), merged.get(key)))
         merged["variants"] += part["variants"]
     names = [v["name"] for v in merged["variants"]]
     if len(set(names)) != len(names):
         raise Failure("--table: a variant is in more than one results file")
-    merged["date"] = ", ".join(sorted({part["date"] for part in parts}))
+    for key in ("source", "date", "time_limit_s", "sanitizer_time_limit_s"):
+        counts = {}
+        for part in parts:
+            counts[part[key]] = counts.get(part[key], 0) + len(part["variants"])
+        if len(counts) > 1:
+            merged[key] = "; ".join("%s (%d variants)" % (value, n) for value, n in counts.items())
     merged["variants"].sort(key=lambda v: v["name"])
     return merged
 
@@ -450,13 +457,15 @@ def self_test():
                 json.dump(dict(fake, variants=part), f)
         main(["--table", os.path.join(d, "part0.json"), os.path.join(d, "part1.json"), "--out", d])
         check(open(os.path.join(d, "table.md")).read() == text, "the table of two shards")
-        with open(os.path.join(d, "part1.json"), "w") as f:
-            json.dump(dict(fake, gpu="another GPU", variants=[]), f)
         try:
-            merge([fake, json.load(open(os.path.join(d, "part1.json")))])
+            merge([fake, dict(fake, gpu="another GPU", variants=[])])
             check(False, "shards of two GPUs merged")
         except Failure as e:
             check("gpu" in str(e), "the refusal names the field: %s" % e)
+        two = merge([dict(fake, variants=fake["variants"][:1]), dict(fake, source="def5678", sanitizer_time_limit_s=120,
+                                                                      variants=fake["variants"][1:])])
+        check(two["source"] == "abc1234 (1 variants); def5678 (2 variants)" and two["sanitizer_time_limit_s"] ==
+              "300 (1 variants); 120 (2 variants)" and two["date"] == "today", "two calls' shards: %s" % two)
     rows = [l for l in text.split("\n") if l.startswith("| `")]
     check(len(rows) == 3, "three rows: %s" % rows)
     check(rows[0].count("**hang**") == 2 and "not run" in rows[0] and "| yes |" in rows[0], "row a: %s" % rows[0])
