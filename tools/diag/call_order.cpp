@@ -1,6 +1,6 @@
-// What a call costs after another kernel: the step driver's pairs time step 12 at 1024^3 about 0.9 us
-// slower than its turns do (steps/12_tile_per_problem/NOTES.md), and the only difference is the
-// kernel that ran before each call. Here cuBLAS, step 12 and its variants step12_pdl and
+// What a call costs after another kernel: the step driver's pairs time step 12 at 1024^3 slower than
+// its turns do (steps/12_tile_per_problem/NOTES.md), and the only difference is the kernel that ran
+// before each call. Here cuBLAS, step 12 and its variants step12_pdl and
 // step12_carveout_max (the most shared memory preferred for the kernel's carveout) are each timed
 // alone, as gemm_bench times a call (after its GPU spin), right after an untimed call of cuBLAS,
 // step 12, step 11 or step 3 (a small tile with little shared memory). Hopper track (an H100 or
